@@ -1,0 +1,269 @@
+package retrieval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// shardMetaKey is the bleve internal key under which a shard stores its own
+// ShardMeta, so that a shard directory describes itself.
+var shardMetaKey = []byte("ctxsim.shard")
+
+// ShardMeta is what a shard records about itself.
+type ShardMeta struct {
+	SchemaVersion string      `json:"schema_version"`
+	Analyzer      string      `json:"analyzer"`
+	Unigrams      bool        `json:"unigrams"`
+	Shard         int         `json:"shard"`
+	NumShards     int         `json:"num_shards"`
+	Fingerprint   Fingerprint `json:"fingerprint"`
+}
+
+// BuildOptions configures index building.
+type BuildOptions struct {
+	// Unigrams adds a field of stop-word-free unigrams beside the bigrams.
+	Unigrams bool
+	// BatchSize is the number of chunks per bleve batch; 0 means 1000.
+	BatchSize int
+}
+
+// ErrDuplicateChunk is returned by ShardWriter.Add for a chunk ID already
+// added to the shard.
+var ErrDuplicateChunk = errors.New("duplicate chunk ID")
+
+// ShardWriter builds one shard. It writes into a temporary directory beside
+// the final one and renames it into place in Close, so an interrupted build
+// never leaves a shard that looks complete.
+type ShardWriter struct {
+	final, tmp string
+	meta       ShardMeta
+	idx        bleve.Index
+	batch      *bleve.Batch
+	batchSize  int
+	seen       map[string]struct{}
+	doc        map[string]interface{}
+}
+
+// CreateShard starts shard i of n in the index directory dir.
+func CreateShard(dir string, shard, numShards int, opts BuildOptions) (*ShardWriter, error) {
+	if numShards < 1 || shard < 0 || shard >= numShards {
+		return nil, fmt.Errorf("shard %d of %d: out of range", shard, numShards)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	m, err := newMapping(opts.Unigrams)
+	if err != nil {
+		return nil, err
+	}
+	final := filepath.Join(dir, ShardDir(shard, numShards))
+	tmp, err := os.MkdirTemp(dir, "."+ShardDir(shard, numShards)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	// bleve wants to create the directory itself.
+	if err := os.Remove(tmp); err != nil {
+		return nil, err
+	}
+	idx, err := bleve.New(tmp, m)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create shard %d: %w", shard, err)
+	}
+	bs := opts.BatchSize
+	if bs <= 0 {
+		bs = 1000
+	}
+	return &ShardWriter{
+		final: final,
+		tmp:   tmp,
+		meta: ShardMeta{
+			SchemaVersion: schemas.Version,
+			Analyzer:      AnalyzerID,
+			Unigrams:      opts.Unigrams,
+			Shard:         shard,
+			NumShards:     numShards,
+		},
+		idx:       idx,
+		batch:     idx.NewBatch(),
+		batchSize: bs,
+		seen:      make(map[string]struct{}),
+	}, nil
+}
+
+// Add indexes one chunk. It returns ErrDuplicateChunk for a chunk ID that
+// the shard already holds; the chunk is then not indexed again.
+func (w *ShardWriter) Add(c *schemas.Chunk) error {
+	if _, dup := w.seen[c.ID]; dup {
+		return ErrDuplicateChunk
+	}
+	w.seen[c.ID] = struct{}{}
+	text := c.Text()
+	doc := map[string]interface{}{BigramField: text}
+	if w.meta.Unigrams {
+		doc[UnigramField] = text
+	}
+	if err := w.batch.Index(c.ID, doc); err != nil {
+		return err
+	}
+	w.meta.Fingerprint.AddID(c.ID)
+	if w.batch.Size() >= w.batchSize {
+		return w.flush()
+	}
+	return nil
+}
+
+// Count returns the number of chunks added so far.
+func (w *ShardWriter) Count() uint64 { return w.meta.Fingerprint.Count }
+
+func (w *ShardWriter) flush() error {
+	if w.batch.Size() == 0 {
+		return nil
+	}
+	if err := w.idx.Batch(w.batch); err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	w.batch.Reset()
+	return nil
+}
+
+// Close finishes the shard, moves it into place (replacing a shard of the
+// same name from an earlier run) and returns its fingerprint.
+func (w *ShardWriter) Close() (ShardMeta, error) {
+	if err := w.flush(); err != nil {
+		w.Abort()
+		return ShardMeta{}, err
+	}
+	b, err := json.Marshal(w.meta)
+	if err != nil {
+		w.Abort()
+		return ShardMeta{}, err
+	}
+	if err := w.idx.SetInternal(shardMetaKey, b); err != nil {
+		w.Abort()
+		return ShardMeta{}, err
+	}
+	if err := w.idx.Close(); err != nil {
+		os.RemoveAll(w.tmp)
+		return ShardMeta{}, err
+	}
+	if err := os.RemoveAll(w.final); err != nil {
+		return ShardMeta{}, err
+	}
+	if err := os.Rename(w.tmp, w.final); err != nil {
+		return ShardMeta{}, err
+	}
+	return w.meta, nil
+}
+
+// Abort discards the shard being built.
+func (w *ShardWriter) Abort() {
+	w.idx.Close()
+	os.RemoveAll(w.tmp)
+}
+
+// Finalize completes an index whose shards have been written: it creates
+// any shard that received no chunk as an empty shard, checks every shard's
+// own metadata, removes leftovers of interrupted builds, and writes the
+// index metadata that makes the index openable. chunking is recorded as is.
+func Finalize(dir string, numShards int, opts BuildOptions, chunking string) (Meta, error) {
+	meta := Meta{
+		SchemaVersion: schemas.Version,
+		Analyzer:      AnalyzerID,
+		Unigrams:      opts.Unigrams,
+		NumShards:     numShards,
+		Chunking:      chunking,
+		Shards:        make([]Fingerprint, numShards),
+	}
+	for i := 0; i < numShards; i++ {
+		p := filepath.Join(dir, ShardDir(i, numShards))
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			w, err := CreateShard(dir, i, numShards, opts)
+			if err != nil {
+				return meta, err
+			}
+			if _, err := w.Close(); err != nil {
+				return meta, err
+			}
+		}
+		sm, err := readShardMeta(p)
+		if err != nil {
+			return meta, err
+		}
+		if sm.Shard != i || sm.NumShards != numShards || sm.Unigrams != opts.Unigrams {
+			return meta, fmt.Errorf("%s: shard metadata %+v does not match shard %d of %d", p, sm, i, numShards)
+		}
+		meta.Shards[i] = sm.Fingerprint
+		meta.Corpus.Merge(sm.Fingerprint)
+	}
+	if err := removeStale(dir, numShards); err != nil {
+		return meta, err
+	}
+	return meta, WriteMeta(dir, meta)
+}
+
+// removeStale deletes temporary shard directories and shards of another
+// shard count left in dir by earlier runs.
+func removeStale(dir string, numShards int) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	keep := make(map[string]bool, numShards)
+	for i := 0; i < numShards; i++ {
+		keep[ShardDir(i, numShards)] = true
+	}
+	for _, e := range ents {
+		name := e.Name()
+		stale := false
+		var a, b int
+		if n, _ := fmt.Sscanf(name, "shard-%05d-of-%05d", &a, &b); n == 2 && !keep[name] {
+			stale = true
+		}
+		if len(name) > 7 && name[:7] == ".shard-" {
+			stale = true
+		}
+		if stale {
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func readShardMeta(path string) (ShardMeta, error) {
+	var sm ShardMeta
+	idx, err := bleve.OpenUsing(path, map[string]interface{}{"read_only": true})
+	if err != nil {
+		return sm, fmt.Errorf("open shard %s: %w", path, err)
+	}
+	defer idx.Close()
+	return shardMetaOf(path, idx)
+}
+
+func shardMetaOf(path string, idx bleve.Index) (ShardMeta, error) {
+	var sm ShardMeta
+	b, err := idx.GetInternal(shardMetaKey)
+	if err != nil {
+		return sm, fmt.Errorf("shard %s: %w", path, err)
+	}
+	if b == nil {
+		return sm, fmt.Errorf("shard %s has no ctxsim metadata: incomplete or not a ctxsim index", path)
+	}
+	if err := json.Unmarshal(b, &sm); err != nil {
+		return sm, fmt.Errorf("shard %s: corrupt metadata: %w", path, err)
+	}
+	if sm.SchemaVersion != schemas.Version || sm.Analyzer != AnalyzerID {
+		return sm, fmt.Errorf("shard %s built with schema %q analyzer %q; this build uses %q and %q: rebuild the index",
+			path, sm.SchemaVersion, sm.Analyzer, schemas.Version, AnalyzerID)
+	}
+	return sm, nil
+}

@@ -1,0 +1,90 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Default values of Options, used by Defaults and for zero-valued fields.
+const (
+	DefaultChunkSize         = 6
+	DefaultChunkStride       = 3
+	DefaultMaxParagraphBytes = 1 << 20
+	DefaultMaxLineBytes      = 64 << 20
+)
+
+// Options controls parsing, splitting and chunking. The zero value of a
+// numeric field means "use the default"; Defaults returns a fully populated
+// value.
+type Options struct {
+	// ChunkSize is the number of consecutive sentences in one chunk.
+	ChunkSize int
+	// ChunkStride is the distance, in sentences, between the starts of two
+	// consecutive chunks of a document. It must not exceed ChunkSize, or some
+	// sentences would belong to no chunk.
+	ChunkStride int
+	// MaxParagraphBytes is the largest paragraph, in bytes before
+	// normalisation, that Split accepts; longer ones are dead-lettered.
+	MaxParagraphBytes int
+	// MaxLineBytes is the largest JSONL line, in bytes without its newline,
+	// that ReadJSONL accepts; longer ones are dead-lettered without being
+	// buffered.
+	MaxLineBytes int
+	// StrictFields makes ReadJSONL dead-letter lines with top-level fields
+	// other than doc_id, source, title and paragraphs, instead of ignoring
+	// and counting them.
+	StrictFields bool
+}
+
+// Defaults returns the default options.
+func Defaults() Options {
+	return Options{
+		ChunkSize:         DefaultChunkSize,
+		ChunkStride:       DefaultChunkStride,
+		MaxParagraphBytes: DefaultMaxParagraphBytes,
+		MaxLineBytes:      DefaultMaxLineBytes,
+	}
+}
+
+// withDefaults returns o with every zero numeric field set to its default.
+func (o Options) withDefaults() Options {
+	if o.ChunkSize == 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.ChunkStride == 0 {
+		o.ChunkStride = DefaultChunkStride
+	}
+	if o.MaxParagraphBytes == 0 {
+		o.MaxParagraphBytes = DefaultMaxParagraphBytes
+	}
+	if o.MaxLineBytes == 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	return o
+}
+
+// Validate reports every inconsistency in o, after zero fields have been
+// replaced by their defaults, or nil when o is usable.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if o.ChunkSize < 1 {
+		errs = append(errs, fmt.Errorf("ChunkSize must be >= 1, got %d", o.ChunkSize))
+	}
+	if o.ChunkStride < 1 {
+		errs = append(errs, fmt.Errorf("ChunkStride must be >= 1, got %d", o.ChunkStride))
+	}
+	if o.ChunkSize >= 1 && o.ChunkStride > o.ChunkSize {
+		errs = append(errs, fmt.Errorf("ChunkStride (%d) must not exceed ChunkSize (%d), or sentences between chunks would be lost", o.ChunkStride, o.ChunkSize))
+	}
+	if o.MaxParagraphBytes < 1 {
+		errs = append(errs, fmt.Errorf("MaxParagraphBytes must be >= 1, got %d", o.MaxParagraphBytes))
+	}
+	if o.MaxLineBytes < 1 {
+		errs = append(errs, fmt.Errorf("MaxLineBytes must be >= 1, got %d", o.MaxLineBytes))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("corpus: invalid options: %w", errors.Join(errs...))
+}

@@ -1,0 +1,273 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// DefaultK is the number of chunks retrieved per sentence (the paper's 20K).
+const DefaultK = 20000
+
+// Index is an open, read-only sharded chunk index. Its methods are safe for
+// concurrent use.
+type Index struct {
+	Meta     Meta
+	dir      string
+	shards   []bleve.Index
+	docCount []uint64
+	an       *Analyzer
+	// MinBigrams: queries with fewer distinct bigrams than this also
+	// search the unigram field, when the index has one.
+	MinBigrams int
+}
+
+// Open opens the index in dir read-only. Several processes may open the same
+// index at once. It fails with a clear error if the index is incomplete or
+// was built by a different analyzer or schema version.
+func Open(dir string) (*Index, error) {
+	meta, err := ReadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	an, err := NewAnalyzer()
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{Meta: meta, dir: dir, an: an, MinBigrams: 3}
+	for i := 0; i < meta.NumShards; i++ {
+		p := filepath.Join(dir, ShardDir(i, meta.NumShards))
+		sh, err := bleve.OpenUsing(p, map[string]interface{}{"read_only": true})
+		if err != nil {
+			ix.Close()
+			return nil, fmt.Errorf("open shard %s: %w", p, err)
+		}
+		ix.shards = append(ix.shards, sh)
+		sm, err := shardMetaOf(p, sh)
+		if err != nil {
+			ix.Close()
+			return nil, err
+		}
+		if sm.Fingerprint != meta.Shards[i] || sm.Shard != i {
+			ix.Close()
+			return nil, fmt.Errorf("shard %s does not belong to this index: its fingerprint differs from %s",
+				p, MetaFile)
+		}
+		n, err := sh.DocCount()
+		if err != nil {
+			ix.Close()
+			return nil, err
+		}
+		if n != sm.Fingerprint.Count {
+			ix.Close()
+			return nil, fmt.Errorf("shard %s holds %d chunks, its metadata says %d", p, n, sm.Fingerprint.Count)
+		}
+		ix.docCount = append(ix.docCount, n)
+	}
+	return ix, nil
+}
+
+// Close releases the shards.
+func (ix *Index) Close() error {
+	var first error
+	for _, s := range ix.shards {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	ix.shards = nil
+	return first
+}
+
+// Analyzer returns the index's query analyzer.
+func (ix *Index) Analyzer() *Analyzer { return ix.an }
+
+// term is one query term in one field.
+type term struct {
+	field, text string
+}
+
+// Terms returns the query terms Search uses for text.
+func (ix *Index) terms(text string) []term {
+	bi := ix.an.Bigrams(text)
+	ts := make([]term, 0, len(bi))
+	for _, b := range bi {
+		ts = append(ts, term{BigramField, b})
+	}
+	if ix.Meta.Unigrams && len(bi) < ix.MinBigrams {
+		for _, u := range ix.an.Unigrams(text) {
+			ts = append(ts, term{UnigramField, u})
+		}
+	}
+	return ts
+}
+
+// Search returns the top k chunks for text, best first, leaving out the
+// chunk IDs in exclude (a corpus sentence's own chunks). It also returns how
+// many hits were left out.
+//
+// Scores are TF-IDF as bleve computes it on a single index holding the whole
+// corpus: each shard's query is re-weighted so that its IDF is the global
+// one, and each shard's query norm is replaced by the global one. So scores
+// and ranks do not depend on the number of shards, and scores of different
+// queries are on the same scale (see TestShardedScoresEqualSingleIndex).
+func (ix *Index) Search(ctx context.Context, text string, k int, exclude []string) ([]schemas.Hit, int, error) {
+	if k <= 0 {
+		return nil, 0, nil
+	}
+	terms := ix.terms(text)
+	if len(terms) == 0 {
+		return nil, 0, nil
+	}
+	// Pre-search: document frequencies per shard, summed to global ones.
+	local := make([][]uint64, len(ix.shards))
+	global := make([]uint64, len(terms))
+	var total uint64
+	for s, sh := range ix.shards {
+		df, err := docFreqs(ctx, sh, terms)
+		if err != nil {
+			return nil, 0, err
+		}
+		local[s] = df
+		for t, n := range df {
+			global[t] += n
+		}
+		total += ix.docCount[s]
+	}
+	gidf := make([]float64, len(terms))
+	var gsum float64
+	for t := range terms {
+		gidf[t] = idf(total, global[t])
+		gsum += gidf[t] * gidf[t]
+	}
+	gnorm := 1 / math.Sqrt(gsum)
+
+	ex := make(map[string]bool, len(exclude))
+	for _, id := range exclude {
+		ex[id] = true
+	}
+	size := k + len(ex)
+
+	type result struct {
+		hits []schemas.Hit
+		err  error
+	}
+	results := make([]result, len(ix.shards))
+	var wg sync.WaitGroup
+	for s := range ix.shards {
+		if ix.docCount[s] == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			hits, err := ix.searchShard(ctx, s, terms, local[s], gidf, gnorm, size)
+			results[s] = result{hits, err}
+		}(s)
+	}
+	wg.Wait()
+
+	var all []schemas.Hit
+	excluded := 0
+	for _, r := range results {
+		if r.err != nil {
+			return nil, 0, r.err
+		}
+		for _, h := range r.hits {
+			if ex[h.ChunkID] {
+				excluded++
+				continue
+			}
+			all = append(all, h)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Score != all[j].Score {
+			return all[i].Score > all[j].Score
+		}
+		return all[i].ChunkID < all[j].ChunkID
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all, excluded, nil
+}
+
+// searchShard runs the query on shard s with per-term boosts that turn the
+// shard's local IDF into the global one, and rescales the scores by the
+// global query norm.
+//
+// bleve scores term t in a document as
+//
+//	boost·idf·qnorm · tf·norm·idf,  qnorm = 1/sqrt(Σ (boost·idf)²),
+//
+// times the disjunction's coord factor. With local IDF L and global IDF G,
+// boost = G²/L² gives boost·idf·idf = G², so the shard's score is
+// qnorm_s · coord · Σ G²·tf·norm. Dividing by qnorm_s and multiplying by
+// 1/sqrt(Σ G²) gives the single-index score.
+func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint64,
+	gidf []float64, gnorm float64, size int) ([]schemas.Hit, error) {
+	n := ix.docCount[s]
+	clauses := make([]query.Query, len(terms))
+	var wsum float64
+	for t, tm := range terms {
+		l := idf(n, df[t])
+		boost := (gidf[t] * gidf[t]) / (l * l)
+		w := boost * l
+		wsum += w * w
+		tq := bleve.NewTermQuery(tm.text)
+		tq.SetField(tm.field)
+		tq.SetBoost(boost)
+		clauses[t] = tq
+	}
+	qnorm := 1 / math.Sqrt(wsum)
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(clauses...), size, 0, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := ix.shards[s].SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("search shard %d: %w", s, err)
+	}
+	scale := gnorm / qnorm
+	hits := make([]schemas.Hit, len(res.Hits))
+	for i, h := range res.Hits {
+		hits[i] = schemas.Hit{ChunkID: h.ID, Score: float32(h.Score * scale)}
+	}
+	return hits, nil
+}
+
+// idf is bleve's TF-IDF inverse document frequency.
+func idf(docs, docFreq uint64) float64 {
+	return 1 + math.Log(float64(docs)/float64(docFreq+1))
+}
+
+// docFreqs returns, for each term, the number of chunks of shard sh that
+// contain it.
+func docFreqs(ctx context.Context, sh bleve.Index, terms []term) ([]uint64, error) {
+	adv, err := sh.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := make([]uint64, len(terms))
+	for i, t := range terms {
+		tfr, err := r.TermFieldReader(ctx, []byte(t.text), t.field, false, false, false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = tfr.Count()
+		tfr.Close()
+	}
+	return out, nil
+}

@@ -1,0 +1,276 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// synthChunks makes n chunks of Zipf-distributed words, deterministically.
+func synthChunks(n int, seed int64) []schemas.Chunk {
+	r := rand.New(rand.NewSource(seed))
+	z := rand.NewZipf(r, 1.2, 2, 2000)
+	out := make([]schemas.Chunk, n)
+	for i := range out {
+		var sents []string
+		for s := 0; s < 3+r.Intn(4); s++ {
+			words := make([]string, 5+r.Intn(15))
+			for w := range words {
+				words[w] = fmt.Sprintf("w%d", z.Uint64())
+			}
+			sents = append(sents, strings.Join(words, " ")+".")
+		}
+		out[i] = schemas.Chunk{ID: fmt.Sprintf("c%06d", i), DocID: fmt.Sprintf("d%d", i/10), Sentences: sents}
+	}
+	return out
+}
+
+func buildIndex(t testing.TB, dir string, chunks []schemas.Chunk, shards int, opts BuildOptions) *Index {
+	t.Helper()
+	ws := make([]*ShardWriter, shards)
+	for i := range ws {
+		w, err := CreateShard(dir, i, shards, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	for i := range chunks {
+		if err := ws[ShardOf(chunks[i].ID, shards)].Add(&chunks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range ws {
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Finalize(dir, shards, opts, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func TestShardedScoresEqualSingleIndex(t *testing.T) {
+	chunks := synthChunks(3000, 1)
+	tmp := t.TempDir()
+	one := buildIndex(t, filepath.Join(tmp, "one"), chunks, 1, BuildOptions{})
+	four := buildIndex(t, filepath.Join(tmp, "four"), chunks, 4, BuildOptions{})
+	if one.Meta.Corpus != four.Meta.Corpus {
+		t.Fatalf("corpus fingerprints differ: %v vs %v", one.Meta.Corpus, four.Meta.Corpus)
+	}
+	for q := 0; q < 40; q++ {
+		text := chunks[q*50].Sentences[0]
+		h1, _, err := one.Search(context.Background(), text, 200, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h4, _, err := four.Search(context.Background(), text, 200, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h1) == 0 || len(h1) != len(h4) {
+			t.Fatalf("query %d: %d hits on 1 shard, %d on 4", q, len(h1), len(h4))
+		}
+		for i := range h1 {
+			if math.Abs(float64(h1[i].Score-h4[i].Score)) > 1e-5*float64(h1[i].Score) {
+				t.Fatalf("query %d rank %d: score %v on 1 shard, %v on 4", q, i, h1[i].Score, h4[i].Score)
+			}
+		}
+		// Ranks may only differ among (nearly) tied scores.
+		for i := range h1 {
+			if h1[i].ChunkID != h4[i].ChunkID {
+				if math.Abs(float64(h1[i].Score-h4[i].Score)) > 1e-5*float64(h1[i].Score) {
+					t.Fatalf("query %d rank %d: %s vs %s", q, i, h1[i].ChunkID, h4[i].ChunkID)
+				}
+			}
+		}
+	}
+}
+
+// TestScoresAreBleveTFIDF checks the single-shard score against bleve's own
+// TF-IDF for an unboosted disjunction of the query's bigrams.
+func TestScoresAreBleveTFIDF(t *testing.T) {
+	chunks := synthChunks(500, 2)
+	ix := buildIndex(t, t.TempDir(), chunks, 1, BuildOptions{})
+	text := chunks[7].Sentences[1]
+	hits, _, err := ix.Search(context.Background(), text, 50, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []query.Query
+	for _, b := range ix.Analyzer().Bigrams(text) {
+		tq := bleve.NewTermQuery(b)
+		tq.SetField(BigramField)
+		qs = append(qs, tq)
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), 50, 0, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := ix.shards[0].Search(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != len(hits) {
+		t.Fatalf("%d hits, bleve %d", len(hits), len(res.Hits))
+	}
+	for i, h := range res.Hits {
+		if h.ID != hits[i].ChunkID || math.Abs(h.Score-float64(hits[i].Score)) > 1e-5*h.Score {
+			t.Fatalf("rank %d: got %s %v, bleve %s %v", i, hits[i].ChunkID, hits[i].Score, h.ID, h.Score)
+		}
+	}
+	if hits[0].ChunkID != chunks[7].ID {
+		t.Errorf("a chunk's own sentence should retrieve it first; got %s", hits[0].ChunkID)
+	}
+}
+
+func TestSearchExcludesOwnChunks(t *testing.T) {
+	chunks := synthChunks(500, 3)
+	ix := buildIndex(t, t.TempDir(), chunks, 2, BuildOptions{})
+	text := chunks[11].Sentences[0]
+	hits, _, err := ix.Search(context.Background(), text, 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) < 3 {
+		t.Fatalf("only %d hits", len(hits))
+	}
+	if hits[0].ChunkID != chunks[11].ID {
+		t.Fatalf("top hit %s, want %s", hits[0].ChunkID, chunks[11].ID)
+	}
+	hits2, excluded, err := ix.Search(context.Background(), text, 10, []string{chunks[11].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := min(10, len(hits)-1); excluded != 1 || len(hits2) != want {
+		t.Fatalf("excluded %d, %d hits; want 1 and %d", excluded, len(hits2), want)
+	}
+	for _, h := range hits2 {
+		if h.ChunkID == chunks[11].ID {
+			t.Fatal("excluded chunk returned")
+		}
+	}
+	if hits2[0] != hits[1] {
+		t.Errorf("after exclusion the top hit should be the former second: %v vs %v", hits2[0], hits[1])
+	}
+}
+
+func TestOpenRejectsMismatchedIndex(t *testing.T) {
+	chunks := synthChunks(50, 4)
+	dir := t.TempDir()
+	buildIndex(t, dir, chunks, 2, BuildOptions{}).Close()
+
+	m, err := ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		mutate func(*Meta)
+		want   string
+	}{
+		{"analyzer", func(m *Meta) { m.Analyzer = "ctxsim-bigram/0" }, "analyzer"},
+		{"version", func(m *Meta) { m.SchemaVersion = "ctxsim/v0" }, "schema version"},
+		{"fingerprint", func(m *Meta) { m.Shards[0].Count++; m.Corpus.Count++ }, "does not belong"},
+		{"sum", func(m *Meta) { m.Corpus.Count++ }, "do not add up"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mm := m
+			mm.Shards = append([]Fingerprint(nil), m.Shards...)
+			c.mutate(&mm)
+			if err := WriteMeta(dir, mm); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Open error %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+	os.Remove(filepath.Join(dir, MetaFile))
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "not a complete") {
+		t.Fatalf("Open without metadata: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MetaFile), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("Open with corrupt metadata: %v", err)
+	}
+}
+
+func TestFinalizeFillsEmptyShardsAndRemovesStale(t *testing.T) {
+	dir := t.TempDir()
+	chunks := synthChunks(3, 5)
+	// An old build with another shard count and an interrupted temp dir.
+	buildIndex(t, dir, chunks, 3, BuildOptions{}).Close()
+	if err := os.MkdirAll(filepath.Join(dir, ".shard-00000-of-00008.tmp-x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ix := buildIndex(t, dir, chunks, 8, BuildOptions{})
+	if ix.Meta.Corpus.Count != 3 || ix.Meta.NumShards != 8 {
+		t.Fatalf("meta %+v", ix.Meta)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(ents) != 9 { // 8 shards + metadata
+		t.Fatalf("directory holds %v", names)
+	}
+	hits, _, err := ix.Search(context.Background(), chunks[0].Sentences[0], 5, nil)
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("search on mostly empty shards: %v %v", hits, err)
+	}
+}
+
+func TestDuplicateChunkRejected(t *testing.T) {
+	w, err := CreateShard(t.TempDir(), 0, 1, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	c := schemas.Chunk{ID: "x", Sentences: []string{"a b c"}}
+	if err := w.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(&c); err != ErrDuplicateChunk {
+		t.Fatalf("second Add: %v", err)
+	}
+	if w.Count() != 1 {
+		t.Fatalf("count %d", w.Count())
+	}
+}
+
+func TestAnalyzerBigrams(t *testing.T) {
+	a, err := NewAnalyzer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(a.Bigrams("The cat sat, the cat sat!"), "|")
+	if got != "the cat|cat sat|sat the" {
+		t.Fatalf("bigrams %q", got)
+	}
+	if got := a.Bigrams("Hello"); len(got) != 0 {
+		t.Fatalf("one word has no bigram: %q", got)
+	}
+	if got := strings.Join(a.Unigrams("The cat and the hat"), "|"); got != "cat|hat" {
+		t.Fatalf("unigrams %q", got)
+	}
+}

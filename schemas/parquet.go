@@ -1,0 +1,96 @@
+package schemas
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// MetaVersionKey is the Parquet key/value metadata key holding Version.
+const MetaVersionKey = "ctxsim.schema_version"
+
+// MetaRecordKey is the Parquet key/value metadata key naming the record type.
+const MetaRecordKey = "ctxsim.record"
+
+// DefaultRowGroupRows bounds the rows buffered per row group, and so the
+// memory a writer holds, for records of a few hundred bytes.
+const DefaultRowGroupRows = 16384
+
+// WriterOptions configures NewWriter.
+type WriterOptions struct {
+	// RowGroupRows is the number of rows per row group; the writer's memory
+	// is bounded by one row group. Zero means DefaultRowGroupRows.
+	RowGroupRows int64
+}
+
+// NewWriter returns a Parquet writer for records of type t (a struct type of
+// this package, or any struct with parquet tags) that writes to w. The file
+// metadata carries the schema version and the record type's name. Rows are
+// compressed with zstd. Call Close to finish the file.
+func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *parquet.Writer {
+	rows := opts.RowGroupRows
+	if rows <= 0 {
+		rows = DefaultRowGroupRows
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return parquet.NewWriter(w,
+		parquet.SchemaOf(reflect.New(t).Interface()),
+		parquet.KeyValueMetadata(MetaVersionKey, Version),
+		parquet.KeyValueMetadata(MetaRecordKey, t.Name()),
+		parquet.MaxRowsPerRowGroup(rows),
+		parquet.Compression(&parquet.Zstd),
+	)
+}
+
+// ReadFile reads every row of a Parquet file written by this project, after
+// checking its schema version.
+func ReadFile[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := CheckVersion(pf); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](f)
+	defer r.Close()
+	out := make([]T, 0, r.NumRows())
+	buf := make([]T, 1024)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+}
+
+// CheckVersion returns an error unless the file was written with this
+// package's schema version.
+func CheckVersion(f *parquet.File) error {
+	v, ok := f.Lookup(MetaVersionKey)
+	if !ok {
+		return fmt.Errorf("no %s metadata: not a ctxsim file", MetaVersionKey)
+	}
+	if v != Version {
+		return fmt.Errorf("schema version %q, this build reads %q", v, Version)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+// Package schemas defines the records that flow between ctxsim's stages,
+// their Parquet layout, and the schema version written into every file.
+//
+// The package is plain Go: it imports neither Beam nor the models, so every
+// other package may depend on it.
+package schemas
+
+// Version is the schema version of every record in this package. It is
+// written into the key/value metadata of each Parquet file (MetaVersionKey)
+// and into the metadata of every index. Bump it when a record's layout
+// changes in a way old readers cannot follow.
+const Version = "ctxsim/v1"
+
+// Document is one document of the corpus: a title and its paragraphs.
+type Document struct {
+	DocID      string   `parquet:"doc_id" json:"doc_id"`
+	Source     string   `parquet:"source" json:"source"`
+	Title      string   `parquet:"title" json:"title"`
+	Paragraphs []string `parquet:"paragraphs,list" json:"paragraphs"`
+	// Origin says where the document was read: "file:line" for JSONL,
+	// the file name for plain text.
+	Origin string `parquet:"origin" json:"origin,omitempty"`
+}
+
+// Sentence is one sentence of a document, after splitting and normalisation.
+type Sentence struct {
+	// ID is stable across runs: a hash of the document ID, the position and
+	// the text (see corpus.SentenceID).
+	ID    string `parquet:"sentence_id" json:"sentence_id"`
+	DocID string `parquet:"doc_id" json:"doc_id"`
+	// Pos is the sentence's index within its document, from 0.
+	Pos int32 `parquet:"pos" json:"pos"`
+	// Paragraph is the index of the paragraph the sentence came from.
+	Paragraph int32  `parquet:"paragraph" json:"paragraph"`
+	Text      string `parquet:"text" json:"text"`
+	// ChunkIDs lists the chunks that contain this sentence, so that a query
+	// made from it can exclude its own chunks.
+	ChunkIDs []string `parquet:"chunk_ids,list" json:"chunk_ids"`
+}
+
+// Chunk is a window of consecutive sentences of one document: the unit of
+// retrieval. Every slot of a chunk is a candidate context.
+type Chunk struct {
+	ID    string `parquet:"chunk_id" json:"chunk_id"`
+	DocID string `parquet:"doc_id" json:"doc_id"`
+	// Start is the position of the chunk's first sentence in its document.
+	Start       int32    `parquet:"start" json:"start"`
+	SentenceIDs []string `parquet:"sentence_ids,list" json:"sentence_ids"`
+	Sentences   []string `parquet:"sentences,list" json:"sentences"`
+}
+
+// Text returns the chunk's sentences joined by single spaces: the text that
+// is indexed.
+func (c *Chunk) Text() string {
+	n := 0
+	for _, s := range c.Sentences {
+		n += len(s) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, s := range c.Sentences {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// Hit is one retrieved chunk with its TF-IDF score. Scores are comparable
+// across the shards of one index and across queries' hits lists.
+type Hit struct {
+	ChunkID string  `parquet:"chunk_id" json:"chunk_id"`
+	Score   float32 `parquet:"score" json:"score"`
+}
+
+// Retrieval is the result of one query: the top-K hits, best first.
+type Retrieval struct {
+	SentenceID string `parquet:"sentence_id" json:"sentence_id"`
+	Text       string `parquet:"text" json:"text"`
+	// Excluded counts hits that were dropped because they are chunks of
+	// the query sentence's own document position.
+	Excluded int32 `parquet:"excluded" json:"excluded"`
+	Hits     []Hit `parquet:"hits,list" json:"hits"`
+	// IndexFingerprint identifies the index that answered.
+	IndexFingerprint string `parquet:"index_fingerprint" json:"index_fingerprint"`
+}
+
+// Context is a chunk with one slot cut out: the sentences left of the slot
+// and right of it. A sentence fits the context when left+s+right is coherent.
+type Context struct {
+	ChunkID string   `parquet:"chunk_id" json:"chunk_id"`
+	Slot    int32    `parquet:"slot" json:"slot"`
+	Left    []string `parquet:"left,list" json:"left"`
+	Right   []string `parquet:"right,list" json:"right"`
+}
+
+// ScoredContext is a context reference with the score S(s, c) of a sentence.
+type ScoredContext struct {
+	ChunkID string  `parquet:"chunk_id" json:"chunk_id"`
+	Slot    int32   `parquet:"slot" json:"slot"`
+	Score   float32 `parquet:"score" json:"score"`
+}
+
+// ContextSet is C_s: the diversity-constrained set of contexts chosen for a
+// sentence, best first.
+type ContextSet struct {
+	SentenceID string          `parquet:"sentence_id" json:"sentence_id"`
+	Text       string          `parquet:"text" json:"text"`
+	Contexts   []ScoredContext `parquet:"contexts,list" json:"contexts"`
+}
+
+// LabeledPair is one harvested label with its provenance.
+type LabeledPair struct {
+	PairID      string  `parquet:"pair_id" json:"pair_id"`
+	SentenceID1 string  `parquet:"sentence_id1" json:"sentence_id1"`
+	SentenceID2 string  `parquet:"sentence_id2" json:"sentence_id2"`
+	Sentence1   string  `parquet:"sentence1" json:"sentence1"`
+	Sentence2   string  `parquet:"sentence2" json:"sentence2"`
+	Label       float32 `parquet:"label" json:"label"`
+	// Split is "train", "dev" or "test", chosen from the pair's hash.
+	Split            string `parquet:"split" json:"split"`
+	NumContexts      int32  `parquet:"num_contexts" json:"num_contexts"`
+	ModelFingerprint string `parquet:"model_fingerprint" json:"model_fingerprint"`
+	IndexFingerprint string `parquet:"index_fingerprint" json:"index_fingerprint"`
+	// Settings is the JSON of the harvest settings that produced the label.
+	Settings string `parquet:"settings" json:"settings"`
+}
+
+// DeadLetter is a record that could not be processed, with the reason.
+// Nothing is dropped silently: every input either flows on or ends here.
+type DeadLetter struct {
+	// Stage names the step that rejected the record ("ingest", "retrieve").
+	Stage string `parquet:"stage" json:"stage"`
+	// Source is the file (or other origin) the record came from.
+	Source string `parquet:"source" json:"source"`
+	// Line is the 1-based line in Source, or 0 when not line-oriented.
+	Line int64 `parquet:"line" json:"line"`
+	// Reason is a short machine-friendly cause ("invalid_json", ...).
+	Reason string `parquet:"reason" json:"reason"`
+	// Detail is a human-readable explanation.
+	Detail string `parquet:"detail" json:"detail"`
+	// Record holds the start of the offending input, truncated.
+	Record string `parquet:"record" json:"record"`
+}
