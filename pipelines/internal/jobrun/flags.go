@@ -1,0 +1,64 @@
+package jobrun
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+var verbose = flag.Bool("verbose", false, "Log the runner's informational messages.")
+
+// Init parses flags and initialises Beam. It must be called first in main.
+// usage is printed by -help above the flag list.
+func Init(usage string) {
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "%s\n\nFlags:\n", strings.TrimSpace(usage))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	beam.Init()
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+}
+
+// Fail prints err and exits with status 1.
+func Fail(err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(1)
+}
+
+// Require fails with a usage error when a required flag is empty.
+func Require(names ...string) {
+	for _, n := range names {
+		if flagValue(n) == "" {
+			fmt.Fprintf(os.Stderr, "error: --%s is required (see -help)\n", n)
+			os.Exit(2)
+		}
+	}
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func flagValue(name string) string {
+	f := flag.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	return f.Value.String()
+}

@@ -1,0 +1,81 @@
+// Package jobrun is what every ctxsim job's main shares: Beam
+// initialisation, running on the runner named by --runner (prism by
+// default), and reading back the job's counters.
+package jobrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+)
+
+// Counters maps "namespace/name" to a counter's value, summed over steps.
+type Counters map[string]int64
+
+// Run runs p and returns its counters. Runners that report no metrics
+// (a Dataflow dry run) give an empty map.
+func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, RunnerName())
+	res, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := Counters{}
+	if res != nil {
+		for _, r := range res.Metrics().AllMetrics().Counters() {
+			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
+	return c, nil
+}
+
+// RunnerName returns the runner the job will use.
+func RunnerName() string {
+	if f := flagValue("runner"); f != "" {
+		return f
+	}
+	return "prism"
+}
+
+// Print writes the counters of the given namespaces, sorted.
+func (c Counters) Print(w io.Writer, namespaces ...string) {
+	var keys []string
+	for k := range c {
+		for _, ns := range namespaces {
+			if strings.HasPrefix(k, ns+"/") {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-40s %12d\n", k, c[k])
+	}
+}
+
+// Reconcile checks that counter total equals the sum of counters parts,
+// and returns a descriptive error when it does not. It is skipped (nil) when
+// the runner reported no counters at all.
+func (c Counters) Reconcile(total string, parts ...string) error {
+	if len(c) == 0 {
+		return nil
+	}
+	var sum int64
+	for _, p := range parts {
+		sum += c[p]
+	}
+	if c[total] != sum {
+		return fmt.Errorf("counts do not reconcile: %s = %d, but %s = %d",
+			total, c[total], strings.Join(parts, " + "), sum)
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+// Package ingest holds the Beam transforms that read a corpus (JSONL or plain
+// text files, local or gs://, gzipped or not) into documents, sentences and
+// chunks, with every bad record routed to a dead-letter output.
+//
+// Counters (namespace "ingest") reconcile:
+//
+//	records_read      = documents_parsed + records_dead
+//	documents_parsed  = documents_ingested + documents_duplicate + documents_empty
+//
+// A record is a non-blank JSONL line or a whole text file. Files that fail
+// to read to their end also produce a read_error dead letter (files_failed).
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/progress"
+)
+
+func init() {
+	for _, t := range []reflect.Type{
+		reflect.TypeOf(schemas.Document{}), reflect.TypeOf(schemas.Sentence{}),
+		reflect.TypeOf(schemas.Chunk{}), reflect.TypeOf(schemas.DeadLetter{}),
+	} {
+		beam.RegisterType(t)
+	}
+	register.DoFn3x1[context.Context, string, func(string), error](&globFn{})
+	register.Emitter1[string]()
+	register.DoFn4x1[context.Context, string, func(schemas.Document), func(schemas.DeadLetter), error](&readFileFn{})
+	register.Emitter1[schemas.Document]()
+	register.Emitter1[schemas.DeadLetter]()
+	register.Function1x2[schemas.Document, string, schemas.Document](keyByDocID)
+	register.DoFn5x0[context.Context, string, func(*schemas.Document) bool, func(schemas.Document), func(schemas.DeadLetter)](&dedupeFn{})
+	register.Iter1[schemas.Document]()
+	register.DoFn5x0[context.Context, schemas.Document, func(schemas.Sentence), func(schemas.Chunk), func(schemas.DeadLetter)](&splitFn{})
+	register.Emitter1[schemas.Sentence]()
+	register.Emitter1[schemas.Chunk]()
+}
+
+// MaxTextFileBytes is the largest plain-text file read as one document.
+const MaxTextFileBytes = 256 << 20
+
+// Result holds the outputs of Ingest.
+type Result struct {
+	Documents beam.PCollection // schemas.Document, unique doc_id
+	Sentences beam.PCollection // schemas.Sentence
+	Chunks    beam.PCollection // schemas.Chunk
+	Dead      beam.PCollection // schemas.DeadLetter
+}
+
+// Ingest reads the files matching patterns (comma-free globs, local or
+// gs://) and splits them into sentences and chunks.
+func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
+	s = s.Scope("ingest")
+	files := beam.ParDo(s, &globFn{}, beam.CreateList(s, patterns))
+	files = beam.Reshuffle(s, files)
+	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts}, files)
+
+	keyed := beam.ParDo(s, keyByDocID, docs)
+	unique, dead2 := beam.ParDo2(s, &dedupeFn{}, beam.GroupByKey(s, keyed))
+
+	sents, chunks, dead3 := beam.ParDo3(s, &splitFn{Opts: opts}, unique)
+	return Result{
+		Documents: unique,
+		Sentences: sents,
+		Chunks:    chunks,
+		Dead:      beam.Flatten(s, dead1, dead2, dead3),
+	}
+}
+
+// globFn expands a pattern into the files it matches, sorted.
+type globFn struct{}
+
+func (f *globFn) ProcessElement(ctx context.Context, pattern string, emit func(string)) error {
+	files, err := parquetio.Glob(ctx, pattern)
+	if err != nil {
+		return err
+	}
+	for _, p := range files {
+		emit(p)
+	}
+	return nil
+}
+
+// IsJSONL reports whether a file name denotes JSONL (".jsonl", ".ndjson",
+// ".json", optionally followed by ".gz"); other files are plain text.
+func IsJSONL(name string) bool {
+	n := strings.TrimSuffix(strings.ToLower(name), ".gz")
+	return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".ndjson") || strings.HasSuffix(n, ".json")
+}
+
+// readFileFn parses one file into documents and dead letters.
+type readFileFn struct {
+	Opts corpus.Options
+
+	files, failed, read, dead, parsed, unknown beam.Counter
+	prog                                       *progress.Reporter
+}
+
+func (f *readFileFn) Setup() {
+	f.files = beam.NewCounter("ingest", "files")
+	f.failed = beam.NewCounter("ingest", "files_failed")
+	f.read = beam.NewCounter("ingest", "records_read")
+	f.dead = beam.NewCounter("ingest", "records_dead")
+	f.parsed = beam.NewCounter("ingest", "documents_parsed")
+	f.unknown = beam.NewCounter("ingest", "unknown_fields")
+	f.prog = progress.New("ingest", "documents")
+}
+
+func (f *readFileFn) ProcessElement(ctx context.Context, name string,
+	emitDoc func(schemas.Document), emitDead func(schemas.DeadLetter)) error {
+	f.files.Inc(ctx, 1)
+	fail := func(line int64, err error) {
+		f.failed.Inc(ctx, 1)
+		emitDead(corpus.ReadErrorDeadLetter(name, line, err))
+	}
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	rc, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		fail(0, err)
+		return nil
+	}
+	defer rc.Close()
+	r, err := corpus.Decompress(rc)
+	if err != nil {
+		fail(0, err)
+		return nil
+	}
+	if IsJSONL(name) {
+		st, err := corpus.ReadJSONL(r, name, f.Opts,
+			func(d schemas.Document) {
+				f.prog.Add(1)
+				emitDoc(d)
+			}, emitDead)
+		f.read.Inc(ctx, st.Lines-st.BlankLines)
+		f.parsed.Inc(ctx, st.Documents)
+		f.dead.Inc(ctx, st.DeadLetters)
+		f.unknown.Inc(ctx, st.UnknownFields)
+		if err != nil {
+			fail(st.Lines, err)
+		}
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxTextFileBytes+1))
+	if err != nil {
+		fail(0, err)
+		return nil
+	}
+	f.read.Inc(ctx, 1)
+	if len(data) > MaxTextFileBytes {
+		f.dead.Inc(ctx, 1)
+		emitDead(schemas.DeadLetter{Stage: corpus.Stage, Source: name, Reason: corpus.ReasonLineTooLong,
+			Detail: fmt.Sprintf("text file over %d bytes", MaxTextFileBytes)})
+		return nil
+	}
+	doc, dl := corpus.ParseText(data, name, f.Opts)
+	if dl != nil {
+		f.dead.Inc(ctx, 1)
+		emitDead(*dl)
+		return nil
+	}
+	f.parsed.Inc(ctx, 1)
+	emitDoc(doc)
+	return nil
+}
+
+func (f *readFileFn) Teardown() { f.prog.Done() }
+
+func keyByDocID(d schemas.Document) (string, schemas.Document) { return d.DocID, d }
+
+// ReasonDuplicateDocID is the dead-letter reason of a document whose doc_id
+// was already taken by another document of the corpus.
+const ReasonDuplicateDocID = "duplicate_doc_id"
+
+// dedupeFn keeps one document per doc_id: the one read first in file/line
+// order, so the choice is the same on every run.
+type dedupeFn struct {
+	dups beam.Counter
+}
+
+func (f *dedupeFn) Setup() { f.dups = beam.NewCounter("ingest", "documents_duplicate") }
+
+func (f *dedupeFn) ProcessElement(ctx context.Context, id string, docs func(*schemas.Document) bool,
+	emit func(schemas.Document), emitDead func(schemas.DeadLetter)) {
+	var all []schemas.Document
+	var d schemas.Document
+	for docs(&d) {
+		all = append(all, d)
+	}
+	if len(all) > 1 {
+		sort.Slice(all, func(i, j int) bool { return originLess(all[i].Origin, all[j].Origin) })
+	}
+	emit(all[0])
+	for _, dup := range all[1:] {
+		f.dups.Inc(ctx, 1)
+		src, line := splitOrigin(dup.Origin)
+		emitDead(schemas.DeadLetter{
+			Stage: corpus.Stage, Source: src, Line: line, Reason: ReasonDuplicateDocID,
+			Detail: fmt.Sprintf("doc_id %q already read at %s", id, all[0].Origin),
+			Record: id,
+		})
+	}
+}
+
+// splitOrigin splits "file:line" into its parts; line is 0 when absent.
+func splitOrigin(o string) (string, int64) {
+	i := strings.LastIndexByte(o, ':')
+	if i < 0 {
+		return o, 0
+	}
+	var n int64
+	if _, err := fmt.Sscan(o[i+1:], &n); err != nil {
+		return o, 0
+	}
+	return o[:i], n
+}
+
+// originLess orders origins by file, then numerically by line.
+func originLess(a, b string) bool {
+	fa, la := splitOrigin(a)
+	fb, lb := splitOrigin(b)
+	if fa != fb {
+		return fa < fb
+	}
+	return la < lb
+}
+
+// splitFn splits a document into sentences and chunks.
+type splitFn struct {
+	Opts corpus.Options
+
+	ingested, empty, paraDead, sents, chunks beam.Counter
+}
+
+func (f *splitFn) Setup() {
+	f.ingested = beam.NewCounter("ingest", "documents_ingested")
+	f.empty = beam.NewCounter("ingest", "documents_empty")
+	f.paraDead = beam.NewCounter("ingest", "paragraphs_dead")
+	f.sents = beam.NewCounter("ingest", "sentences")
+	f.chunks = beam.NewCounter("ingest", "chunks")
+}
+
+func (f *splitFn) ProcessElement(ctx context.Context, doc schemas.Document,
+	emitSent func(schemas.Sentence), emitChunk func(schemas.Chunk), emitDead func(schemas.DeadLetter)) {
+	sents, chunks, dead := corpus.Split(doc, f.Opts)
+	for _, d := range dead {
+		if d.Reason == corpus.ReasonEmptyDocument {
+			f.empty.Inc(ctx, 1)
+		} else {
+			f.paraDead.Inc(ctx, 1)
+		}
+		emitDead(d)
+	}
+	if len(sents) == 0 {
+		return
+	}
+	f.ingested.Inc(ctx, 1)
+	f.sents.Inc(ctx, int64(len(sents)))
+	f.chunks.Inc(ctx, int64(len(chunks)))
+	for _, s := range sents {
+		emitSent(s)
+	}
+	for _, c := range chunks {
+		emitChunk(c)
+	}
+}

@@ -1,0 +1,131 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+func init() {
+	register.DoFn4x1[context.Context, string, func(schemas.Sentence), func(schemas.DeadLetter), error](&readQueriesFn{})
+	register.Function1x2[schemas.Sentence, string, schemas.Sentence](keyBySentenceID)
+	register.Function2x1[string, func(*schemas.Sentence) bool, schemas.Sentence](firstSentence)
+	register.Iter1[schemas.Sentence]()
+	register.DoFn2x0[schemas.Sentence, func(schemas.Sentence)](&sampleFn{})
+}
+
+// QueryDocID is the DocID of sentences read by ReadQueries: they come from
+// outside the corpus, so no chunk is excluded when they are searched.
+const QueryDocID = "query"
+
+// ReadQueries reads query sentences from text files matching the patterns:
+// one sentence per line, or, for a TSV whose header starts with
+// "score\ts1\ts2" (STS Benchmark layout), the s1 and s2 columns. Sentences
+// are normalised; each distinct text appears once, with ID
+// corpus.SentenceID(QueryDocID, 0, text).
+func ReadQueries(s beam.Scope, patterns []string) (sentences, dead beam.PCollection) {
+	s = s.Scope("ReadQueries")
+	files := beam.ParDo(s, &globFn{}, beam.CreateList(s, patterns))
+	sents, dead := beam.ParDo2(s, &readQueriesFn{}, files)
+	keyed := beam.ParDo(s, keyBySentenceID, sents)
+	return beam.ParDo(s, firstSentence, beam.GroupByKey(s, keyed)), dead
+}
+
+type readQueriesFn struct{}
+
+func (f *readQueriesFn) ProcessElement(ctx context.Context, name string,
+	emit func(schemas.Sentence), emitDead func(schemas.DeadLetter)) error {
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	rc, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r, err := corpus.Decompress(rc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var line int64
+	tsv := false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if line == 1 && strings.HasPrefix(text, "score\ts1\ts2") {
+			tsv = true
+			continue
+		}
+		bad := func(reason, detail string) {
+			emitDead(schemas.DeadLetter{Stage: "queries", Source: name, Line: line, Reason: reason,
+				Detail: detail, Record: strings.ToValidUTF8(text[:min(len(text), corpus.MaxRecordBytes)], "\uFFFD")})
+		}
+		if !utf8.ValidString(text) {
+			bad(corpus.ReasonInvalidUTF8, "line is not valid UTF-8")
+			continue
+		}
+		cols := []string{text}
+		if tsv {
+			parts := strings.Split(text, "\t")
+			if len(parts) < 3 {
+				bad("bad_tsv", fmt.Sprintf("%d columns, want score, s1, s2", len(parts)))
+				continue
+			}
+			cols = parts[1:3]
+		}
+		for _, c := range cols {
+			c = corpus.Normalize(c)
+			if c == "" {
+				continue
+			}
+			emit(schemas.Sentence{ID: corpus.SentenceID(QueryDocID, 0, c), DocID: QueryDocID, Text: c})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: line %d: %w", name, line+1, err)
+	}
+	return nil
+}
+
+func keyBySentenceID(s schemas.Sentence) (string, schemas.Sentence) { return s.ID, s }
+
+func firstSentence(_ string, it func(*schemas.Sentence) bool) schemas.Sentence {
+	var s schemas.Sentence
+	it(&s)
+	return s
+}
+
+// Sample keeps a deterministic fraction of sentences, chosen by a hash of
+// their IDs, so the same sentences are kept on every run. rate >= 1 keeps all.
+func Sample(s beam.Scope, rate float64, sentences beam.PCollection) beam.PCollection {
+	if rate >= 1 {
+		return sentences
+	}
+	return beam.ParDo(s.Scope("Sample"), &sampleFn{Rate: rate}, sentences)
+}
+
+type sampleFn struct {
+	Rate float64
+}
+
+func (f *sampleFn) ProcessElement(s schemas.Sentence, emit func(schemas.Sentence)) {
+	h := fnv.New64a()
+	h.Write([]byte(s.ID))
+	if float64(h.Sum64()%1_000_000) < f.Rate*1_000_000 {
+		emit(s)
+	}
+}
