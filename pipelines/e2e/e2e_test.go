@@ -1,0 +1,282 @@
+// Package e2e runs the job binaries end to end: on Prism in-process, and
+// through a Prism job server with the universal runner (the path Flink
+// uses), inside a private network namespace.
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ctxsim-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	for _, b := range []struct{ name, pkg string }{
+		{"index", "../index"},
+		{"retrieve", "../retrieve"},
+		{"prism", "github.com/apache/beam/sdks/v2/go/cmd/prism"},
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", b.pkg, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s", name, args, err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+func gz(t *testing.T, path string, data []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(data)
+	w.Close()
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func goodDoc(i int) string {
+	var paras []string
+	for p := 0; p < 3; p++ {
+		paras = append(paras, fmt.Sprintf(`"Document %d paragraph %d opens here. Mr. Smith met Dr. Jones at 3.5 p.m. in the U.S. capital %d. They spoke of item %d at length."`, i, p, i*7+p, i*3+p))
+	}
+	return fmt.Sprintf(`{"doc_id": "good-%d", "source": "test", "title": "T%d", "paragraphs": [%s]}`, i, i, strings.Join(paras, ","))
+}
+
+// malformedCorpus writes a corpus mixing good documents with every kind of
+// bad input, and returns the dead-letter reasons expected (with lines).
+func malformedCorpus(t *testing.T, dir string) (good int, want []string) {
+	t.Helper()
+	long := strings.Repeat("word ", 400) // 2000 bytes, over the test's paragraph cap
+	lines := []string{
+		goodDoc(1),
+		`{"doc_id": "bad-json", "paragraphs": ["unterminated"`,
+		goodDoc(2),
+		"{\"doc_id\": \"bad-utf8\", \"paragraphs\": [\"caf\xe9 au lait\"]}",
+		`{"source": "test", "paragraphs": ["no id here."]}`,
+		`{"doc_id": "no-paragraphs", "title": "x"}`,
+		`{"doc_id": "empty", "paragraphs": []}`,
+		`{"doc_id": "blank", "paragraphs": ["   ", "\t"]}`,
+		``,
+		`{"doc_id": "types", "paragraphs": "not a list"}`,
+		fmt.Sprintf(`{"doc_id": "long-para", "paragraphs": ["A fine first paragraph. It is kept.", "%s"]}`, long),
+		fmt.Sprintf(`{"doc_id": "all-long", "paragraphs": ["%s"]}`, long),
+		goodDoc(1), // duplicate doc_id
+		goodDoc(3),
+	}
+	gz(t, filepath.Join(dir, "mixed.jsonl.gz"), []byte(strings.Join(lines, "\n")+"\n"))
+	want = []string{
+		"invalid_json:2", "invalid_utf8:4", "missing_field:5", "missing_field:6",
+		"empty_document:7", "empty_document:8", "invalid_json:10",
+		"paragraph_too_long:11", "paragraph_too_long:12", "empty_document:12",
+		"duplicate_doc_id:13",
+	}
+	// A plain-text document, an empty one, and a truncated gzip file.
+	os.WriteFile(filepath.Join(dir, "essay.txt"), []byte("A plain text essay. It has two sentences.\n\nA second paragraph follows here.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "empty.txt"), []byte("\n\n  \n"), 0o644)
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	for i := 100; i < 120; i++ {
+		w.Write([]byte(goodDoc(i) + "\n"))
+	}
+	w.Close()
+	os.WriteFile(filepath.Join(dir, "truncated.jsonl.gz"), b.Bytes()[:b.Len()/2], 0o644)
+	want = append(want, "empty_document:0", "read_error:*")
+	// good-1 (kept once), good-2, good-3, long-para, the essay, plus the
+	// documents of truncated.jsonl.gz read before the damage.
+	return 5, want
+}
+
+func TestIndexMalformedCorpus(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in")
+	os.MkdirAll(in, 0o755)
+	good, want := malformedCorpus(t, in)
+	out := filepath.Join(tmp, "out")
+	stdout := run(t, "index", "--input="+in+"/*.jsonl.gz,"+in+"/*.txt", "--output="+out,
+		"--shards=2", "--max_paragraph_bytes=1000")
+
+	dead := readAll[schemas.DeadLetter](t, out+"/dead_letters")
+	var got []string
+	for _, d := range dead {
+		if d.Reason == "read_error" {
+			got = append(got, "read_error:*")
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s:%d", d.Reason, d.Line))
+		if d.Source == "" || d.Detail == "" {
+			t.Errorf("dead letter without source or detail: %+v", d)
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("dead letters:\n got  %v\n want %v", got, want)
+	}
+
+	sents := readAll[schemas.Sentence](t, out+"/sentences")
+	docs := map[string]bool{}
+	for _, s := range sents {
+		docs[s.DocID] = true
+	}
+	for _, id := range []string{"good-1", "good-2", "good-3", "long-para", filepath.Join(in, "essay.txt")} {
+		if !docs[id] {
+			t.Errorf("document %s not ingested", id)
+		}
+	}
+	fromTruncated := 0
+	for id := range docs {
+		if strings.HasPrefix(id, "good-1") && len(id) == len("good-100") {
+			fromTruncated++
+		}
+	}
+	if n := len(docs) - fromTruncated; n != good || fromTruncated >= 20 {
+		t.Errorf("%d documents ingested plus %d of the truncated file, want %d plus fewer than 20: %v",
+			n, fromTruncated, good, docs)
+	}
+	if !strings.Contains(stdout, "ingest/records_read") || strings.Contains(stdout, "do not reconcile") {
+		t.Errorf("counters missing or not reconciled:\n%s", stdout)
+	}
+	chunks := readAll[schemas.Chunk](t, out+"/chunks")
+	if len(chunks) == 0 {
+		t.Fatal("no chunks")
+	}
+}
+
+func readAll[T any](t *testing.T, dir string) []T {
+	t.Helper()
+	files, _ := filepath.Glob(dir + "/part-*.parquet")
+	if len(files) == 0 {
+		t.Fatalf("no Parquet files in %s", dir)
+	}
+	var all []T
+	for _, f := range files {
+		rows, err := schemas.ReadFile[T](f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rows...)
+	}
+	return all
+}
+
+// smallCorpus indexes a few clean documents and returns the output dir.
+func smallCorpus(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	var lines []string
+	for i := 0; i < 30; i++ {
+		lines = append(lines, goodDoc(i))
+	}
+	gz(t, filepath.Join(tmp, "c.jsonl.gz"), []byte(strings.Join(lines, "\n")))
+	out := filepath.Join(tmp, "out")
+	run(t, "index", "--input="+tmp+"/c.jsonl.gz", "--output="+out, "--shards=3")
+	return out
+}
+
+func TestRetrieveOnPrism(t *testing.T) {
+	out := smallCorpus(t)
+	hitsOut := filepath.Join(t.TempDir(), "hits")
+	stdout := run(t, "retrieve", "--index="+out+"/index", "--sentences="+out+"/sentences/*.parquet",
+		"--k=5", "--output="+hitsOut, "--print=2", "--chunks="+out+"/chunks/*.parquet")
+	rs := readAll[schemas.Retrieval](t, hitsOut+"/hits")
+	sents := readAll[schemas.Sentence](t, out+"/sentences")
+	if len(rs) != len(sents) {
+		t.Fatalf("%d retrievals for %d sentences", len(rs), len(sents))
+	}
+	own := map[string]map[string]bool{}
+	for _, s := range sents {
+		own[s.ID] = map[string]bool{}
+		for _, c := range s.ChunkIDs {
+			own[s.ID][c] = true
+		}
+	}
+	for _, r := range rs {
+		for _, h := range r.Hits {
+			if own[r.SentenceID][h.ChunkID] {
+				t.Fatalf("sentence %s retrieved its own chunk %s", r.SentenceID, h.ChunkID)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "query: ") {
+		t.Errorf("no printed examples:\n%s", stdout)
+	}
+}
+
+// TestRetrieveUniversalRunner submits the retrieve job to a Prism job server
+// with --runner=universal, the portable path Flink uses. The server listens
+// on all interfaces, so it runs in a private network namespace.
+func TestRetrieveUniversalRunner(t *testing.T) {
+	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
+		if os.Getenv("CTXSIM_REQUIRE_NETNS") != "" {
+			t.Fatalf("cannot create a network namespace: %v", err)
+		}
+		t.Skipf("cannot create a network namespace (needs root): %v", err)
+	}
+	out := smallCorpus(t)
+	tsv := filepath.Join(t.TempDir(), "q.tsv")
+	os.WriteFile(tsv, []byte("score\ts1\ts2\tgenre\n"+
+		"4.0\tMr. Smith met Dr. Jones.\tThey spoke of item 3 at length.\tnews\n"+
+		"1.0\tDocument 3 paragraph 1 opens here.\tMr. Smith met Dr. Jones.\tnews\n"), 0o644)
+	hitsOut := filepath.Join(t.TempDir(), "hits")
+	script := fmt.Sprintf(`set -e
+ip link set lo up
+%[1]s/prism --job_port=18099 --serve_http=false --log_level=warn &
+for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/18099) 2>/dev/null && break; sleep 0.1; done
+%[1]s/retrieve --runner=universal --endpoint=localhost:18099 --environment_type=LOOPBACK \
+  --index=%[2]s/index --queries=%[3]s --k=4 --output=%[4]s
+kill %%1`, binDir, out, tsv, hitsOut)
+	cmd := exec.Command("unshare", "-n", "bash", "-c", script)
+	done := make(chan error, 1)
+	var combined bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &combined, &combined
+	go func() { done <- cmd.Run() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("universal run: %v\n%s", err, combined.String())
+		}
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("universal run timed out\n%s", combined.String())
+	}
+	rs := readAll[schemas.Retrieval](t, hitsOut+"/hits")
+	if len(rs) != 3 { // three distinct sentences in the TSV
+		t.Fatalf("%d retrievals, want 3", len(rs))
+	}
+	for _, r := range rs {
+		if len(r.Hits) == 0 || len(r.Hits) > 4 {
+			t.Errorf("%q: %d hits", r.Text, len(r.Hits))
+		}
+	}
+}
