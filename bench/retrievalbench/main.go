@@ -1,0 +1,212 @@
+// Command retrievalbench measures an index: query latency over a query file,
+// and near-duplicate recall (corpus sentences with two words replaced must
+// find their original chunk in the top 10).
+//
+//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000
+//	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	indexDir := fs.String("index", "", "index directory")
+	queries := fs.String("queries", "", "query file (text or STS TSV)")
+	sentences := fs.String("sentences", "", "glob of the sentences table")
+	n := fs.Int("n", 1000, "number of queries")
+	k := fs.Int("k", retrieval.DefaultK, "hits per query")
+	minBigrams := fs.Int("min_bigrams", 3, "queries with fewer bigrams also use unigrams (if indexed)")
+	minWords := fs.Int("min_words", 4, "neardup: shortest sentence (words) to use")
+	seed := fs.Int64("seed", 1, "neardup: random seed")
+	fs.Parse(os.Args[2:])
+
+	ix, err := retrieval.Open(*indexDir)
+	if err != nil {
+		fail(err)
+	}
+	defer ix.Close()
+	ix.MinBigrams = *minBigrams
+	switch os.Args[1] {
+	case "latency":
+		latency(ix, *queries, *n, *k)
+	case "neardup":
+		neardup(ix, *sentences, *n, *minWords, *seed)
+	default:
+		fail(fmt.Errorf("unknown mode %q", os.Args[1]))
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(1)
+}
+
+func readQueries(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	var out []string
+	for sc.Scan() && len(out) < n {
+		line := sc.Text()
+		if strings.HasPrefix(line, "score\t") {
+			continue
+		}
+		if cols := strings.Split(line, "\t"); len(cols) >= 3 {
+			line = cols[1]
+		}
+		out = append(out, corpus.Normalize(line))
+	}
+	return out
+}
+
+func latency(ix *retrieval.Index, path string, n, k int) {
+	qs := readQueries(path, n)
+	ctx := context.Background()
+	// Warm up the OS page cache and bleve's segment caches.
+	for _, q := range qs[:min(20, len(qs))] {
+		ix.Search(ctx, q, k, nil)
+	}
+	lat := make([]time.Duration, len(qs))
+	var hits, empty int
+	start := time.Now()
+	for i, q := range qs {
+		t := time.Now()
+		h, _, err := ix.Search(ctx, q, k, nil)
+		if err != nil {
+			fail(err)
+		}
+		lat[i] = time.Since(t)
+		hits += len(h)
+		if len(h) == 0 {
+			empty++
+		}
+	}
+	total := time.Since(start)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
+	fmt.Printf("latency shards=%d unigrams=%t k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
+		ix.Meta.NumShards, ix.Meta.Unigrams, k, len(qs),
+		ms(pct(0.5)), ms(pct(0.95)), ms(lat[len(lat)-1]), ms(total)/float64(len(qs)),
+		float64(len(qs))/total.Seconds(), float64(hits)/float64(len(qs)), empty)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// neardup replaces two words of n random corpus sentences with words drawn
+// from other sentences, and counts how often one of the original's chunks is
+// in the top 10.
+func neardup(ix *retrieval.Index, glob string, n, minWords int, seed int64) {
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		fail(fmt.Errorf("no sentence files match %q", glob))
+	}
+	var all []schemas.Sentence
+	for _, f := range files {
+		s, err := schemas.ReadFile[schemas.Sentence](f)
+		if err != nil {
+			fail(err)
+		}
+		all = append(all, s...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	r := rand.New(rand.NewSource(seed))
+	var vocab []string
+	for i := 0; i < 2000; i++ {
+		vocab = append(vocab, strings.Fields(all[r.Intn(len(all))].Text)...)
+	}
+	type bucket struct{ n, ok int }
+	buckets := map[string]*bucket{}
+	var tot bucket
+	ctx := context.Background()
+	for tot.n < n {
+		s := all[r.Intn(len(all))]
+		words := strings.Fields(s.Text)
+		if len(words) < minWords {
+			continue
+		}
+		i := r.Intn(len(words))
+		j := (i + 1 + r.Intn(len(words)-1)) % len(words)
+		for _, p := range []int{i, j} {
+			w := vocab[r.Intn(len(vocab))]
+			for strings.EqualFold(w, words[p]) {
+				w = vocab[r.Intn(len(vocab))]
+			}
+			words[p] = w
+		}
+		hits, _, err := ix.Search(ctx, strings.Join(words, " "), 10, nil)
+		if err != nil {
+			fail(err)
+		}
+		own := map[string]bool{}
+		for _, c := range s.ChunkIDs {
+			own[c] = true
+		}
+		found := false
+		for _, h := range hits {
+			if own[h.ChunkID] {
+				found = true
+				break
+			}
+		}
+		name := lengthBucket(len(words))
+		b := buckets[name]
+		if b == nil {
+			b = &bucket{}
+			buckets[name] = b
+		}
+		b.n++
+		tot.n++
+		if found {
+			b.ok++
+			tot.ok++
+		}
+	}
+	fmt.Printf("neardup shards=%d unigrams=%t min_bigrams=%d sentences=%d top10=%.1f%%",
+		ix.Meta.NumShards, ix.Meta.Unigrams, ix.MinBigrams, tot.n, 100*float64(tot.ok)/float64(tot.n))
+	var names []string
+	for k := range buckets {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		b := buckets[k]
+		fmt.Printf(" [%s words: %d/%d=%.1f%%]", k, b.ok, b.n, 100*float64(b.ok)/float64(b.n))
+	}
+	fmt.Println()
+}
+
+func lengthBucket(n int) string {
+	switch {
+	case n < 8:
+		return "04-07"
+	case n < 16:
+		return "08-15"
+	case n < 32:
+		return "16-31"
+	default:
+		return "32+"
+	}
+}
