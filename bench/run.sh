@@ -11,6 +11,7 @@ CORPUS=$DATA/corpus/mixed-20m.jsonl.gz
 STS=$DATA/eval/stsb-dev.tsv
 [ -f "$CORPUS" ] || { echo "bench: $CORPUS not found" >&2; exit 1; }
 mkdir -p "$WORK"
+make build
 go build -o bin/retrievalbench ./bench/retrievalbench
 
 log() { echo "$*" | tee -a "$RES"; }
@@ -19,6 +20,7 @@ log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD) on $(np
 
 # 1. Sentence splitting (first 20 MB of mixed-20m paragraphs).
 go test -run '^$' -bench 'Split' -benchtime 3x ./retrieval/corpus | grep -E '^Benchmark' | tee -a "$RES"
+go test -run '^$' -bench 'ShardWriter' -benchtime 2x ./retrieval | grep -E '^Benchmark' | tee -a "$RES"
 
 # 2. Indexing mixed-20m: whole index job (ingest, index, Parquet tables).
 index_job() { # name shards extra-flags...
@@ -32,8 +34,8 @@ index_job() { # name shards extra-flags...
   log "$(awk -v n="$name" -v s="$shards" -v c="$chunks" -v a="$t0" -v b="$t1" -v z="$bytes" \
     'BEGIN{printf "index %s shards=%d chunks=%d job_seconds=%.1f chunks_per_s=%.0f index_MiB=%.1f", n, s, c, b-a, c/(b-a), z/1048576}')"
 }
-index_job bi4 4
-index_job bi1 1
+index_job bi4 4 --unigrams=false
+index_job bi1 1 --unigrams=false
 index_job uni4 4 --unigrams
 
 # 3. Top-20,000 latency over 1,000 STS-B dev sentences.

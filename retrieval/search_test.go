@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -272,5 +273,37 @@ func TestAnalyzerBigrams(t *testing.T) {
 	}
 	if got := strings.Join(a.Unigrams("The cat and the hat"), "|"); got != "cat|hat" {
 		t.Fatalf("unigrams %q", got)
+	}
+}
+
+func TestUnigramFallback(t *testing.T) {
+	chunks := synthChunks(300, 6)
+	words := strings.Fields(chunks[42].Sentences[0])
+	// Two words of the chunk, reversed: their bigram is unknown to the index.
+	q := words[len(words)-1] + " zzunknown " + words[0]
+	tmp := t.TempDir()
+	bi := buildIndex(t, filepath.Join(tmp, "bi"), chunks, 2, BuildOptions{})
+	uni := buildIndex(t, filepath.Join(tmp, "uni"), chunks, 2, BuildOptions{Unigrams: true})
+	if hits, _, _ := bi.Search(context.Background(), q, 10, nil); len(hits) != 0 {
+		t.Fatalf("bigram-only index matched unknown bigrams: %v", hits)
+	}
+	hits, _, err := uni.Search(context.Background(), q, 3000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, h := range hits {
+		found = found || h.ChunkID == chunks[42].ID
+	}
+	if !found {
+		t.Fatalf("unigram fallback did not reach the chunk holding the words (%d hits)", len(hits))
+	}
+	// A query whose bigrams are known does not fall back: same hits as
+	// the bigram-only index.
+	long := chunks[7].Sentences[0]
+	h1, _, _ := bi.Search(context.Background(), long, 20, nil)
+	h2, _, _ := uni.Search(context.Background(), long, 20, nil)
+	if len(strings.Fields(long)) > 8 && !reflect.DeepEqual(h1, h2) {
+		t.Fatalf("long query changed by the unigram field")
 	}
 }

@@ -19,32 +19,75 @@ const MetaRecordKey = "ctxsim.record"
 // memory a writer holds, for records of a few hundred bytes.
 const DefaultRowGroupRows = 16384
 
+// DefaultRowGroupBytes bounds the bytes buffered per row group, for records
+// that are large (a retrieval holds 20,000 hits).
+const DefaultRowGroupBytes = 64 << 20
+
 // WriterOptions configures NewWriter.
 type WriterOptions struct {
-	// RowGroupRows is the number of rows per row group; the writer's memory
-	// is bounded by one row group. Zero means DefaultRowGroupRows.
+	// RowGroupRows is the most rows per row group. Zero means
+	// DefaultRowGroupRows.
 	RowGroupRows int64
+	// RowGroupBytes is the most uncompressed bytes buffered per row group.
+	// Zero means DefaultRowGroupBytes. A writer's memory is bounded by one
+	// row group, whichever limit is reached first.
+	RowGroupBytes int64
 }
+
+// Writer writes records of one type to a Parquet file with bounded memory.
+type Writer struct {
+	pw       *parquet.Writer
+	maxBytes int64
+	flushed  int64
+	pending  int
+}
+
+// Write appends one row: a value of the writer's record type.
+func (w *Writer) Write(row any) error {
+	if err := w.pw.Write(row); err != nil {
+		return err
+	}
+	// Checking the buffered size costs a little: do it every few rows.
+	if w.pending++; w.pending >= 16 {
+		w.pending = 0
+		if size := w.pw.Size(); size-w.flushed >= w.maxBytes {
+			if err := w.pw.Flush(); err != nil {
+				return err
+			}
+			w.flushed = w.pw.Size()
+		}
+	}
+	return nil
+}
+
+// Close writes the last row group and the footer. It does not close the
+// underlying io.Writer.
+func (w *Writer) Close() error { return w.pw.Close() }
 
 // NewWriter returns a Parquet writer for records of type t (a struct type of
 // this package, or any struct with parquet tags) that writes to w. The file
 // metadata carries the schema version and the record type's name. Rows are
 // compressed with zstd. Call Close to finish the file.
-func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *parquet.Writer {
+func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *Writer {
 	rows := opts.RowGroupRows
 	if rows <= 0 {
 		rows = DefaultRowGroupRows
 	}
+	maxBytes := opts.RowGroupBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultRowGroupBytes
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return parquet.NewWriter(w,
+	pw := parquet.NewWriter(w,
 		parquet.SchemaOf(reflect.New(t).Interface()),
 		parquet.KeyValueMetadata(MetaVersionKey, Version),
 		parquet.KeyValueMetadata(MetaRecordKey, t.Name()),
 		parquet.MaxRowsPerRowGroup(rows),
 		parquet.Compression(&parquet.Zstd),
 	)
+	return &Writer{pw: pw, maxBytes: maxBytes}
 }
 
 // ReadFile reads every row of a Parquet file written by this project, after

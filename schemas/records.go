@@ -66,6 +66,12 @@ func (c *Chunk) Text() string {
 	return string(b)
 }
 
+// Key returns the sentence's identity.
+func (s Sentence) Key() string { return s.ID }
+
+// Key returns the chunk's identity.
+func (c Chunk) Key() string { return c.ID }
+
 // Hit is one retrieved chunk with its TF-IDF score. Scores are comparable
 // across the shards of one index and across queries' hits lists.
 type Hit struct {
@@ -84,6 +90,9 @@ type Retrieval struct {
 	// IndexFingerprint identifies the index that answered.
 	IndexFingerprint string `parquet:"index_fingerprint" json:"index_fingerprint"`
 }
+
+// Key returns the query sentence's identity.
+func (r Retrieval) Key() string { return r.SentenceID }
 
 // Context is a chunk with one slot cut out: the sentences left of the slot
 // and right of it. A sentence fits the context when left+s+right is coherent.

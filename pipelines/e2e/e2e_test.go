@@ -233,17 +233,23 @@ func TestRetrieveOnPrism(t *testing.T) {
 	}
 }
 
-// TestRetrieveUniversalRunner submits the retrieve job to a Prism job server
+// TestUniversalRunner submits the index and retrieve jobs to a Prism job server
 // with --runner=universal, the portable path Flink uses. The server listens
 // on all interfaces, so it runs in a private network namespace.
-func TestRetrieveUniversalRunner(t *testing.T) {
+func TestUniversalRunner(t *testing.T) {
 	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
 		if os.Getenv("CTXSIM_REQUIRE_NETNS") != "" {
 			t.Fatalf("cannot create a network namespace: %v", err)
 		}
 		t.Skipf("cannot create a network namespace (needs root): %v", err)
 	}
-	out := smallCorpus(t)
+	tmp := t.TempDir()
+	var lines []string
+	for i := 0; i < 30; i++ {
+		lines = append(lines, goodDoc(i))
+	}
+	gz(t, filepath.Join(tmp, "c.jsonl.gz"), []byte(strings.Join(lines, "\n")))
+	out := filepath.Join(tmp, "out")
 	tsv := filepath.Join(t.TempDir(), "q.tsv")
 	os.WriteFile(tsv, []byte("score\ts1\ts2\tgenre\n"+
 		"4.0\tMr. Smith met Dr. Jones.\tThey spoke of item 3 at length.\tnews\n"+
@@ -253,9 +259,11 @@ func TestRetrieveUniversalRunner(t *testing.T) {
 ip link set lo up
 %[1]s/prism --job_port=18099 --serve_http=false --log_level=warn &
 for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/18099) 2>/dev/null && break; sleep 0.1; done
+%[1]s/index --runner=universal --endpoint=localhost:18099 --environment_type=LOOPBACK \
+  --input=%[5]s/c.jsonl.gz --output=%[2]s --shards=2
 %[1]s/retrieve --runner=universal --endpoint=localhost:18099 --environment_type=LOOPBACK \
   --index=%[2]s/index --queries=%[3]s --k=4 --output=%[4]s
-kill %%1`, binDir, out, tsv, hitsOut)
+kill %%1`, binDir, out, tsv, hitsOut, tmp)
 	cmd := exec.Command("unshare", "-n", "bash", "-c", script)
 	done := make(chan error, 1)
 	var combined bytes.Buffer
@@ -269,6 +277,9 @@ kill %%1`, binDir, out, tsv, hitsOut)
 	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
 		t.Fatalf("universal run timed out\n%s", combined.String())
+	}
+	if n := len(readAll[schemas.Chunk](t, out+"/chunks")); n == 0 {
+		t.Fatal("index job wrote no chunks")
 	}
 	rs := readAll[schemas.Retrieval](t, hitsOut+"/hits")
 	if len(rs) != 3 { // three distinct sentences in the TSV

@@ -42,7 +42,7 @@ var (
 	maxParagraph = flag.Int("max_paragraph_bytes", corpus.DefaultMaxParagraphBytes, "Longer paragraphs are dead-lettered.")
 	maxLine      = flag.Int("max_line_bytes", corpus.DefaultMaxLineBytes, "Longer JSONL lines are dead-lettered.")
 	strict       = flag.Bool("strict_fields", false, "Dead-letter JSONL records with unknown fields instead of ignoring them.")
-	unigrams     = flag.Bool("unigrams", false, "Also index stop-word-free unigrams (used by queries with few bigrams).")
+	unigrams     = flag.Bool("unigrams", true, "Also index stop-word-free unigrams, searched by queries with few known bigrams.")
 )
 
 func main() {

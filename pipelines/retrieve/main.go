@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -39,6 +38,7 @@ var (
 	queries    = flag.String("queries", "", "Comma-separated globs of query text or TSV files.")
 	output     = flag.String("output", "", "Output directory (required).")
 	k          = flag.Int("k", retrieval.DefaultK, "Chunks retrieved per sentence.")
+	minBigrams = flag.Int("min_bigrams", retrieval.DefaultMinBigrams, "Queries with fewer bigrams found in the index also search unigrams (if indexed).")
 	sample     = flag.Float64("sample", 1, "Fraction of sentences to query, chosen deterministically by ID.")
 	fileShards = flag.Int("parquet_shards", 4, "Number of files per Parquet table.")
 	show       = flag.Int("print", 0, "After the run, print this many example retrievals (local output only).")
@@ -76,7 +76,7 @@ func main() {
 		dead = append(dead, qdead)
 	}
 	sents = ingest.Sample(s, *sample, sents)
-	hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: abs, K: *k}, sents)
+	hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: abs, K: *k, MinBigrams: *minBigrams}, sents)
 	dead = append(dead, rdead)
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/hits", NumShards: *fileShards}, hits)
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/dead_letters", NumShards: 1}, beam.Flatten(s, dead...))
@@ -95,7 +95,8 @@ func main() {
 	}
 }
 
-// printExamples prints n retrievals with the text of their top chunks.
+// printExamples prints n retrievals, each with its top chunks and, from
+// each chunk, the sentence that shares the most bigrams with the query.
 func printExamples(hitsDir, chunksGlob string, n int) error {
 	files, err := filepath.Glob(hitsDir + "/part-*.parquet")
 	if err != nil {
@@ -114,10 +115,10 @@ func printExamples(hitsDir, chunksGlob string, n int) error {
 		rs = rs[:n]
 	}
 	const top = 3
-	want := map[string]string{}
+	want := map[string]*schemas.Chunk{}
 	for _, r := range rs {
 		for _, h := range r.Hits[:min(top, len(r.Hits))] {
-			want[h.ChunkID] = ""
+			want[h.ChunkID] = nil
 		}
 	}
 	if chunksGlob != "" {
@@ -132,18 +133,48 @@ func printExamples(hitsDir, chunksGlob string, n int) error {
 			}
 			for i := range cs {
 				if _, ok := want[cs[i].ID]; ok {
-					want[cs[i].ID] = cs[i].DocID + ": " + cs[i].Text()
+					want[cs[i].ID] = &cs[i]
 				}
 			}
 		}
 	}
+	an, err := retrieval.NewAnalyzer()
+	if err != nil {
+		return err
+	}
 	for _, r := range rs {
-		fmt.Printf("\nquery: %s\n  (%d hits, %d own chunks excluded)\n", r.Text, len(r.Hits), r.Excluded)
+		fmt.Printf("\nquery: %s\n  (%d hits; %d of its own chunks excluded)\n", r.Text, len(r.Hits), r.Excluded)
 		for i, h := range r.Hits[:min(top, len(r.Hits))] {
-			fmt.Printf("  %d. %.3f %s  %s\n", i+1, h.Score, h.ChunkID, clip(want[h.ChunkID], 220))
+			fmt.Printf("  %d. score %.3f  chunk %s", i+1, h.Score, h.ChunkID)
+			if c := want[h.ChunkID]; c != nil {
+				fmt.Printf("  (%s, sentences %d-%d)\n     best match: %s", c.DocID, c.Start, int(c.Start)+len(c.Sentences)-1,
+					clip(bestSentence(an, r.Text, c), 240))
+			}
+			fmt.Println()
 		}
 	}
 	return nil
+}
+
+// bestSentence returns the chunk sentence sharing the most bigrams with q.
+func bestSentence(an *retrieval.Analyzer, q string, c *schemas.Chunk) string {
+	qb := map[string]bool{}
+	for _, b := range an.Bigrams(q) {
+		qb[b] = true
+	}
+	best, bestN := "", -1
+	for _, s := range c.Sentences {
+		n := 0
+		for _, b := range an.Bigrams(s) {
+			if qb[b] {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = s, n
+		}
+	}
+	return best
 }
 
 func clip(s string, n int) string {
@@ -151,7 +182,7 @@ func clip(s string, n int) string {
 		return s
 	}
 	cut := n
-	for cut > 0 && !strings.HasPrefix(s[cut:], " ") {
+	for cut > 0 && s[cut] != ' ' {
 		cut--
 	}
 	if cut == 0 {

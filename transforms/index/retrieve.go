@@ -27,6 +27,8 @@ type RetrieveConfig struct {
 	IndexDir string
 	// K is the number of chunks per sentence; 0 means retrieval.DefaultK.
 	K int
+	// MinBigrams sets retrieval.Index.MinBigrams; 0 means the default.
+	MinBigrams int
 }
 
 // Retrieve returns the top-K chunks for each sentence (schemas.Sentence),
@@ -36,13 +38,14 @@ func Retrieve(s beam.Scope, cfg RetrieveConfig, sentences beam.PCollection) (hit
 	if cfg.K <= 0 {
 		cfg.K = retrieval.DefaultK
 	}
-	return beam.ParDo2(s, &retrieveFn{IndexDir: cfg.IndexDir, K: cfg.K}, sentences)
+	return beam.ParDo2(s, &retrieveFn{IndexDir: cfg.IndexDir, K: cfg.K, MinBigrams: cfg.MinBigrams}, sentences)
 }
 
 // retrieveFn searches the index, opened once per DoFn instance in Setup.
 type retrieveFn struct {
-	IndexDir string
-	K        int
+	IndexDir   string
+	K          int
+	MinBigrams int
 
 	ix                               *retrieval.Index
 	queries, noHits, excluded, empty beam.Counter
@@ -55,6 +58,9 @@ func (f *retrieveFn) Setup() error {
 		return err
 	}
 	f.ix = ix
+	if f.MinBigrams > 0 {
+		ix.MinBigrams = f.MinBigrams
+	}
 	f.queries = beam.NewCounter("retrieve", "queries")
 	f.noHits = beam.NewCounter("retrieve", "queries_without_hits")
 	f.excluded = beam.NewCounter("retrieve", "own_chunks_excluded")

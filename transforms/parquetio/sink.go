@@ -92,19 +92,29 @@ func Write(s beam.Scope, cfg Config, col beam.PCollection) beam.PCollection {
 	}, beam.Impulse(s), beam.SideInput{Input: written})
 }
 
-// keyByShardFn assigns each record to a shard by a hash of its JSON form,
-// so a record lands in the same file on every run.
+// Keyed is implemented by records with an identity (an ID). Write assigns
+// them to files by a hash of Key; other records are hashed whole.
+type Keyed interface {
+	Key() string
+}
+
+// keyByShardFn assigns each record to a shard by a hash of its key (or of
+// its JSON form), so a record lands in the same file on every run.
 type keyByShardFn struct {
 	NumShards int
 }
 
 func (f *keyByShardFn) ProcessElement(row beam.T, emit func(int, beam.T)) error {
-	b, err := json.Marshal(row)
-	if err != nil {
-		return err
-	}
 	h := fnv.New64a()
-	h.Write(b)
+	if k, ok := row.(Keyed); ok {
+		h.Write([]byte(k.Key()))
+	} else {
+		b, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		h.Write(b)
+	}
 	emit(int(h.Sum64()%uint64(f.NumShards)), row)
 	return nil
 }

@@ -48,8 +48,9 @@ func (f *globFn) ProcessElement(ctx context.Context, pattern string, emit func(s
 	return nil
 }
 
-// Glob lists the files matching pattern, sorted, skipping hidden files such
-// as temporaries. It fails when none match.
+// Glob lists the files matching pattern, sorted, skipping the temporary
+// files and manifests that Write leaves beside its output. It fails when
+// none match.
 func Glob(ctx context.Context, pattern string) ([]string, error) {
 	fs, err := filesystem.New(ctx, pattern)
 	if err != nil {
@@ -63,7 +64,7 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 	var files []string
 	for _, p := range all {
 		base := p[strings.LastIndex(p, "/")+1:]
-		if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
+		if strings.HasPrefix(base, ".tmp-") || base == ManifestName {
 			continue
 		}
 		files = append(files, p)

@@ -1,0 +1,98 @@
+package schemas
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+func retrievals(n, hits int) []Retrieval {
+	out := make([]Retrieval, n)
+	for i := range out {
+		r := Retrieval{SentenceID: fmt.Sprintf("s%d", i), Text: "a sentence", IndexFingerprint: "f"}
+		for h := 0; h < hits; h++ {
+			r.Hits = append(r.Hits, Hit{ChunkID: fmt.Sprintf("c_%022d", i*hits+h), Score: float32(h)})
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func writeRows[T any](t *testing.T, path string, rows []T, opts WriterOptions) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, reflect.TypeOf(rows).Elem(), opts)
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoundTripAndRowGroupBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.parquet")
+	want := retrievals(200, 1000) // 6 MB of hits, ~2 MB compressed
+	writeRows(t, path, want, WriterOptions{RowGroupBytes: 64 << 10})
+	got, err := ReadFile[Retrieval](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip: %d rows back, want %d equal rows", len(got), len(want))
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.RowGroups()); n < 3 {
+		t.Fatalf("%d row groups: the byte bound did not cut row groups", n)
+	}
+	if v, _ := pf.Lookup(MetaRecordKey); v != "Retrieval" {
+		t.Fatalf("record metadata %q", v)
+	}
+}
+
+func TestReadFileChecksVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "foreign.parquet")
+	f, _ := os.Create(path)
+	w := parquet.NewGenericWriter[Hit](f)
+	w.Write([]Hit{{ChunkID: "x"}})
+	w.Close()
+	f.Close()
+	if _, err := ReadFile[Hit](path); err == nil || !strings.Contains(err.Error(), "not a ctxsim file") {
+		t.Fatalf("foreign file: %v", err)
+	}
+	path2 := filepath.Join(t.TempDir(), "old.parquet")
+	f, _ = os.Create(path2)
+	w = parquet.NewGenericWriter[Hit](f, parquet.KeyValueMetadata(MetaVersionKey, "ctxsim/v0"))
+	w.Write([]Hit{{ChunkID: "x"}})
+	w.Close()
+	f.Close()
+	if _, err := ReadFile[Hit](path2); err == nil || !strings.Contains(err.Error(), "ctxsim/v0") {
+		t.Fatalf("old version: %v", err)
+	}
+}
+
+func TestChunkText(t *testing.T) {
+	c := Chunk{Sentences: []string{"One.", "Two three.", "Four."}}
+	if got := c.Text(); got != "One. Two three. Four." {
+		t.Fatalf("%q", got)
+	}
+}
