@@ -121,63 +121,91 @@ func (f *readFileFn) Setup() {
 
 func (f *readFileFn) ProcessElement(ctx context.Context, name string,
 	emitDoc func(schemas.Document), emitDead func(schemas.DeadLetter)) error {
+	st, err := ReadCorpusFile(ctx, name, f.Opts, func(d schemas.Document) {
+		f.prog.Add(1)
+		emitDoc(d)
+	}, emitDead)
+	if err != nil {
+		return err
+	}
 	f.files.Inc(ctx, 1)
-	fail := func(line int64, err error) {
+	if st.Failed {
 		f.failed.Inc(ctx, 1)
-		emitDead(corpus.ReadErrorDeadLetter(name, line, err))
+	}
+	f.read.Inc(ctx, st.Records)
+	f.parsed.Inc(ctx, st.Documents)
+	f.dead.Inc(ctx, st.Dead)
+	f.unknown.Inc(ctx, st.UnknownFields)
+	return nil
+}
+
+// FileStats counts what ReadCorpusFile saw in one file. Records =
+// Documents + Dead; a file that could not be read to its end is Failed and
+// gets one more, read_error, dead letter (not counted in Dead).
+type FileStats struct {
+	Records, Documents, Dead, UnknownFields int64
+	Failed                                  bool
+}
+
+// ReadCorpusFile parses one corpus file (local or remote, gzipped or not;
+// JSONL by name, else plain text) into documents and dead letters. It
+// returns an error only when the file's filesystem is unknown; every
+// problem with the file or its records becomes a dead letter.
+func ReadCorpusFile(ctx context.Context, name string, opts corpus.Options,
+	onDoc func(schemas.Document), onDead func(schemas.DeadLetter)) (FileStats, error) {
+	var st FileStats
+	fail := func(line int64, err error) {
+		st.Failed = true
+		onDead(corpus.ReadErrorDeadLetter(name, line, err))
 	}
 	fs, err := filesystem.New(ctx, name)
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer fs.Close()
 	rc, err := fs.OpenRead(ctx, name)
 	if err != nil {
 		fail(0, err)
-		return nil
+		return st, nil
 	}
 	defer rc.Close()
 	r, err := corpus.Decompress(rc)
 	if err != nil {
 		fail(0, err)
-		return nil
+		return st, nil
 	}
 	if IsJSONL(name) {
-		st, err := corpus.ReadJSONL(r, name, f.Opts,
-			func(d schemas.Document) {
-				f.prog.Add(1)
-				emitDoc(d)
-			}, emitDead)
-		f.read.Inc(ctx, st.Lines-st.BlankLines)
-		f.parsed.Inc(ctx, st.Documents)
-		f.dead.Inc(ctx, st.DeadLetters)
-		f.unknown.Inc(ctx, st.UnknownFields)
+		js, err := corpus.ReadJSONL(r, name, opts, onDoc, onDead)
+		st.Records = js.Lines - js.BlankLines
+		st.Documents = js.Documents
+		st.Dead = js.DeadLetters
+		st.UnknownFields = js.UnknownFields
 		if err != nil {
-			fail(st.Lines, err)
+			fail(js.Lines, err)
 		}
-		return nil
+		return st, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxTextFileBytes+1))
 	if err != nil {
 		fail(0, err)
-		return nil
+		return st, nil
 	}
-	f.read.Inc(ctx, 1)
+	st.Records = 1
 	if len(data) > MaxTextFileBytes {
-		f.dead.Inc(ctx, 1)
-		emitDead(schemas.DeadLetter{Stage: corpus.Stage, Source: name, Reason: corpus.ReasonLineTooLong,
+		st.Dead = 1
+		onDead(schemas.DeadLetter{Stage: corpus.Stage, Source: name, Reason: corpus.ReasonLineTooLong,
 			Detail: fmt.Sprintf("text file over %d bytes", MaxTextFileBytes)})
-		return nil
+		return st, nil
 	}
-	doc, dl := corpus.ParseText(data, name, f.Opts)
+	doc, dl := corpus.ParseText(data, name, opts)
 	if dl != nil {
-		f.dead.Inc(ctx, 1)
-		emitDead(*dl)
-		return nil
+		st.Dead = 1
+		onDead(*dl)
+		return st, nil
 	}
-	f.parsed.Inc(ctx, 1)
-	emitDoc(doc)
-	return nil
+	st.Documents = 1
+	onDoc(doc)
+	return st, nil
 }
 
 func (f *readFileFn) Teardown() { f.prog.Done() }
