@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 DEMO := $(OUT)/demo
-BINS := index retrieve
+BINS := index retrieve train
 
 .PHONY: all build demo test test-short bench tools clean
 
@@ -37,10 +37,12 @@ demo: build tools/sotu/node_modules
 		--print=3 --chunks='$(DEMO)/corpus/chunks/*.parquet'
 
 # Unit and pipeline tests. DuckDB interoperability is checked when
-# tools/duckdb is installed (always in CI).
+# tools/duckdb is installed (always in CI). The models' core is tested
+# twice: with OpenBLAS through cgo and with the pure-Go path.
 test: tools/duckdb/node_modules
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
+	CGO_ENABLED=0 $(GO) test -timeout 10m ./scoring/...
 
 test-short:
 	$(GO) test -short ./...

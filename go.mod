@@ -6,6 +6,7 @@ require (
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/parquet-go/parquet-go v0.32.0
+	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.43.0
 )
 
@@ -95,7 +96,6 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/api v0.297.0 // indirect
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect

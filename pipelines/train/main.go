@@ -1,0 +1,233 @@
+// Command train trains the contextual models on a corpus: the subword
+// tokenizer and the discriminative coherence model (Eq. 1). It reports
+// held-out metrics and learning curves, and saves everything under --output.
+//
+//	go run ./pipelines/train --input=corpus.jsonl.gz --output=out/model --preset=tiny
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/scoring/disc"
+	"github.com/ctxsim/ctxsim/scoring/examples"
+	"github.com/ctxsim/ctxsim/scoring/nn"
+	"github.com/ctxsim/ctxsim/scoring/tokenizer"
+)
+
+const usage = `
+train: corpus -> tokenizer + discriminative coherence model.
+
+Reads the corpus like the index job (JSONL or text, local or gs://), holds out
+a fraction of documents (by a hash of their IDs), trains a byte-level BPE
+tokenizer and the BiLSTM coherence model, and writes to --output:
+  tokenizer.json, disc.json, disc.safetensors, train-results.json`
+
+var (
+	input     = flag.String("input", "", "Comma-separated corpus file globs (required).")
+	output    = flag.String("output", "", "Model directory (required).")
+	preset    = flag.String("preset", "base", "Model size: tiny (demo and tests) or base.")
+	seed      = flag.Uint64("seed", 1, "Random seed: same inputs and seed give the same models.")
+	maxDocs   = flag.Int("max_docs", 0, "Use at most this many documents (by ID order); 0 = all.")
+	heldOut   = flag.Float64("held_out", 0.02, "Fraction of documents held out for metrics.")
+	vocab     = flag.Int("vocab_size", 0, "Tokenizer vocabulary (0: 12000 base, 4000 tiny).")
+	head      = flag.String("head", disc.HeadInteraction, "Coherence head: interaction or linear (the paper's separable head).")
+	steps     = flag.Int("disc_steps", 0, "Training steps of the coherence model (0: preset default).")
+	batchSize = flag.Int("batch", 32, "Examples per training step.")
+	lr        = flag.Float64("lr", 2e-3, "Adam learning rate.")
+	evalEvery = flag.Int("eval_every", 0, "Steps between held-out evaluations (0: steps/10).")
+	evalN     = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
+)
+
+type presetConfig struct {
+	vocab, embed, hidden, headHidden, steps int
+}
+
+var presets = map[string]presetConfig{
+	"tiny": {vocab: 4000, embed: 32, hidden: 32, headHidden: 32, steps: 300},
+	"base": {vocab: 12000, embed: 256, hidden: 300, headHidden: 300, steps: 20000},
+}
+
+// curvePoint is one learning-curve measurement.
+type curvePoint struct {
+	Step      int          `json:"step"`
+	Examples  int          `json:"examples"`
+	Seconds   float64      `json:"seconds"`
+	TrainLoss float64      `json:"train_loss"`
+	HeldOut   disc.Metrics `json:"held_out"`
+}
+
+type results struct {
+	Corpus    loadStats      `json:"corpus"`
+	Train     int            `json:"train_documents"`
+	HeldOut   int            `json:"held_out_documents"`
+	Tokenizer map[string]any `json:"tokenizer"`
+	Disc      map[string]any `json:"disc"`
+	Curve     []curvePoint   `json:"disc_curve"`
+	Backend   string         `json:"blas_backend"`
+}
+
+func main() {
+	jobrun.Init(usage)
+	jobrun.Require("input", "output")
+	pc, ok := presets[*preset]
+	if !ok {
+		jobrun.Fail(fmt.Errorf("unknown preset %q (tiny, base)", *preset))
+	}
+	if *vocab > 0 {
+		pc.vocab = *vocab
+	}
+	if *steps > 0 {
+		pc.steps = *steps
+	}
+	ctx := context.Background()
+	start := time.Now()
+	docs, st, err := loadDocs(ctx, jobrun.SplitList(*input), corpus.Defaults(), *maxDocs)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	cfg := examples.Config{HeldOut: *heldOut, Seed: int64(*seed)}
+	trainDocs, heldDocs := examples.Split(docs, cfg)
+	fmt.Printf("corpus: %d files, %d documents (%d train, %d held out), %d sentences, %d rejected records %v\n",
+		st.Files, st.Documents, len(trainDocs), len(heldDocs), st.Sentences, st.Dead, st.Reasons)
+	if len(trainDocs) == 0 || len(heldDocs) == 0 {
+		jobrun.Fail(fmt.Errorf("need documents both to train on and to hold out; got %d and %d", len(trainDocs), len(heldDocs)))
+	}
+	res := results{Corpus: st, Train: len(trainDocs), HeldOut: len(heldDocs), Backend: nn.Backend()}
+
+	// Tokenizer, trained on the training documents only.
+	t0 := time.Now()
+	tok, err := tokenizer.Train(sentences(trainDocs), tokenizer.TrainConfig{VocabSize: pc.vocab})
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if err := saveTokenizer(*output, tok); err != nil {
+		jobrun.Fail(err)
+	}
+	var words, toks int
+	for s := range sentences(heldDocs) {
+		words += len(splitWords(s))
+		toks += len(tok.Encode(s))
+	}
+	res.Tokenizer = map[string]any{"vocab_size": tok.VocabSize(), "fingerprint": tok.Fingerprint(),
+		"seconds": time.Since(t0).Seconds(), "held_out_tokens_per_word": float64(toks) / float64(max(words, 1))}
+	fmt.Printf("tokenizer: vocab %d, %.3f tokens/word on held-out text, %.1fs\n",
+		tok.VocabSize(), res.Tokenizer["held_out_tokens_per_word"], time.Since(t0).Seconds())
+
+	// Discriminative model.
+	dcfg := disc.Config{Vocab: tok.VocabSize(), EmbedDim: pc.embed, Hidden: pc.hidden,
+		HeadHidden: pc.headHidden, Head: *head, MaxTokens: 64, Window: 2}
+	model, err := disc.New(dcfg, *seed)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	trainEx := examples.CoherenceExamples(trainDocs, cfg)
+	heldEx := examples.CoherenceExamples(heldDocs, examples.Config{Seed: int64(*seed) + 1})
+	r := rand.New(rand.NewPCG(*seed, 1))
+	r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
+	r.Shuffle(len(heldEx), func(i, j int) { heldEx[i], heldEx[j] = heldEx[j], heldEx[i] })
+	evalEx := heldEx[:min(*evalN, len(heldEx))]
+	every := *evalEvery
+	if every <= 0 {
+		every = max(1, pc.steps/10)
+	}
+	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
+		len(trainEx), len(evalEx), pc.steps, *batchSize, *head, nn.Backend())
+	tr := disc.NewTrainer(model, tok, *lr)
+	t0 = time.Now()
+	var lossSum float64
+	var lossN int
+	pos := 0
+	for step := 1; step <= pc.steps; step++ {
+		if pos+*batchSize > len(trainEx) {
+			pos = 0
+			r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
+		}
+		lossSum += float64(tr.Step(trainEx[pos : pos+*batchSize]))
+		lossN++
+		pos += *batchSize
+		if step%every == 0 || step == pc.steps {
+			met := model.Evaluate(tok, evalEx, 256)
+			p := curvePoint{Step: step, Examples: step * *batchSize, Seconds: time.Since(t0).Seconds(),
+				TrainLoss: lossSum / float64(lossN), HeldOut: met}
+			res.Curve = append(res.Curve, p)
+			lossSum, lossN = 0, 0
+			fmt.Printf("disc step %d (%.0fs): train loss %.4f, held-out loss %.4f acc %.3f auc %.3f (same-doc %.3f, random %.3f)\n",
+				step, p.Seconds, p.TrainLoss, met.Loss, met.Accuracy, met.AUC, met.AUCSameDoc, met.AUCRandom)
+		}
+	}
+	final := res.Curve[len(res.Curve)-1].HeldOut
+	mrr, hits1 := model.Ranking(tok, evalEx, 20, *seed)
+	res.Disc = map[string]any{"config": dcfg, "steps": pc.steps, "batch": *batchSize, "lr": *lr,
+		"train_seconds": time.Since(t0).Seconds(), "held_out": final,
+		"context_ranking_mrr_at_20": mrr, "context_ranking_hits1_at_20": hits1}
+	fmt.Printf("disc: context ranking among 20 contexts: MRR %.3f, hits@1 %.3f\n", mrr, hits1)
+	if err := model.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.steps,
+		"held_out": final, "context_ranking_mrr_at_20": mrr}); err != nil {
+		jobrun.Fail(err)
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(*output, "train-results.json"), append(b, '\n'), 0o644); err != nil {
+		jobrun.Fail(err)
+	}
+	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), *output)
+}
+
+// sentences yields every sentence of docs.
+func sentences(docs []examples.Doc) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, d := range docs {
+			for _, s := range d.Sentences {
+				if !yield(s) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func splitWords(s string) []string {
+	var out []string
+	start := -1
+	for i, c := range s {
+		if c == ' ' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+			}
+			start = -1
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+func saveTokenizer(dir string, tok *tokenizer.Tokenizer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "tokenizer.json.tmp"))
+	if err != nil {
+		return err
+	}
+	if err := tok.Save(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(dir, "tokenizer.json.tmp"), filepath.Join(dir, "tokenizer.json"))
+}

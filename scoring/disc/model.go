@@ -1,0 +1,343 @@
+// Package disc is the discriminative coherence model of Eq. 1:
+// p(y=1 | c_<i, s, c_>i) from a BiLSTM sentence encoder and a head over the
+// vectors of the left context, the sentence and the right context.
+//
+// Sentences are encoded once (mean over time of the BiLSTM's outputs) and
+// a context is the mean of its sentences' vectors, so with cached sentence
+// vectors scoring a (sentence, context) pair costs only the head.
+//
+// The head matters. A head linear in [l; s; r] (the paper's) makes the
+// logit a·l + b·s + c·r: s and the context are additively separable, so the
+// ranking of contexts is the same for every sentence. HeadInteraction adds
+// the products l⊙s, s⊙r and the distances |l−s|, |s−r| and a hidden layer,
+// so which contexts rank first depends on s. HeadLinear is kept to measure
+// the difference.
+package disc
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ctxsim/ctxsim/scoring/nn"
+)
+
+// Head kinds.
+const (
+	HeadInteraction = "interaction"
+	HeadLinear      = "linear"
+)
+
+// Config is the model's architecture.
+type Config struct {
+	Vocab      int    `json:"vocab"`
+	EmbedDim   int    `json:"embed_dim"`
+	Hidden     int    `json:"hidden"`
+	HeadHidden int    `json:"head_hidden"`
+	Head       string `json:"head"`
+	// MaxTokens truncates sentences for encoding.
+	MaxTokens int `json:"max_tokens"`
+	// Window is the most context sentences used on each side.
+	Window int `json:"window"`
+}
+
+// DefaultConfig is the paper's encoder size (hidden 300) with an
+// interaction head.
+func DefaultConfig(vocab int) Config {
+	return Config{Vocab: vocab, EmbedDim: 256, Hidden: 300, HeadHidden: 300,
+		Head: HeadInteraction, MaxTokens: 64, Window: 2}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.Vocab < 10 || c.EmbedDim < 1 || c.Hidden < 1 || c.MaxTokens < 1 || c.Window < 1 {
+		return fmt.Errorf("disc: invalid config %+v", c)
+	}
+	if c.Head != HeadInteraction && c.Head != HeadLinear {
+		return fmt.Errorf("disc: unknown head %q", c.Head)
+	}
+	if c.Head == HeadInteraction && c.HeadHidden < 1 {
+		return fmt.Errorf("disc: interaction head needs head_hidden > 0")
+	}
+	return nil
+}
+
+// Model is the encoder and head.
+type Model struct {
+	Cfg Config
+	Emb *nn.Embedding
+	Enc *nn.BiLSTM
+	// H1 maps head features to the hidden layer (interaction) or straight
+	// to the logit (linear); H2 maps the hidden layer to the logit.
+	H1, H2 *nn.Linear
+}
+
+// New returns a model with weights drawn from seed.
+func New(cfg Config, seed uint64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x636f68)) // "coh"
+	m := &Model{
+		Cfg: cfg,
+		Emb: nn.NewEmbedding("emb", cfg.Vocab, cfg.EmbedDim, 0, rng),
+		Enc: nn.NewBiLSTM("enc", cfg.EmbedDim, cfg.Hidden, rng),
+	}
+	// Token embeddings from N(0, 1) swamp a small LSTM; scale them down.
+	for i := range m.Emb.Weight.Value.Data {
+		m.Emb.Weight.Value.Data[i] *= 0.1
+	}
+	d := m.VecDim()
+	if cfg.Head == HeadInteraction {
+		m.H1 = nn.NewLinear("head.1", 7*d, cfg.HeadHidden, true, rng)
+		m.H2 = nn.NewLinear("head.2", cfg.HeadHidden, 1, true, rng)
+	} else {
+		m.H1 = nn.NewLinear("head.1", 3*d, 1, true, rng)
+	}
+	return m, nil
+}
+
+// VecDim is the width of a sentence vector.
+func (m *Model) VecDim() int { return 2 * m.Cfg.Hidden }
+
+// Params returns every trainable parameter, in a fixed order.
+func (m *Model) Params() []*nn.Param {
+	ps := append(m.Emb.Params(), m.Enc.Params()...)
+	ps = append(ps, m.H1.Params()...)
+	if m.H2 != nil {
+		ps = append(ps, m.H2.Params()...)
+	}
+	return ps
+}
+
+// encCache holds what encodeBackward needs.
+type encCache struct {
+	ids     []int
+	lengths []int
+	steps   int
+	enc     *nn.BiLSTMCache
+}
+
+// padBatch turns token sequences into one padded id list, truncating to
+// MaxTokens; an empty sequence gets a single padding step.
+func (m *Model) padBatch(seqs [][]int32) (ids, lengths []int, steps int) {
+	lengths = make([]int, len(seqs))
+	for i, s := range seqs {
+		lengths[i] = max(1, min(len(s), m.Cfg.MaxTokens))
+		steps = max(steps, lengths[i])
+	}
+	ids = make([]int, len(seqs)*steps)
+	for i, s := range seqs {
+		for t := 0; t < min(len(s), m.Cfg.MaxTokens); t++ {
+			ids[i*steps+t] = int(s[t])
+		}
+	}
+	return ids, lengths, steps
+}
+
+// encode returns (len(seqs), VecDim) sentence vectors: the mean over valid
+// steps of the BiLSTM outputs.
+func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *encCache) {
+	ids, lengths, steps := m.padBatch(seqs)
+	x := m.Emb.Forward(ids).Reshape(len(seqs), steps, m.Cfg.EmbedDim)
+	out, cache := m.Enc.Forward(x, lengths)
+	d := m.VecDim()
+	v := nn.NewTensor(len(seqs), d)
+	for b := range seqs {
+		row := v.Data[b*d : (b+1)*d]
+		for t := 0; t < lengths[b]; t++ {
+			o := out.Out.Data[(b*steps+t)*d : (b*steps+t+1)*d]
+			for j := range row {
+				row[j] += o[j]
+			}
+		}
+		inv := 1 / float32(lengths[b])
+		for j := range row {
+			row[j] *= inv
+		}
+	}
+	return v, &encCache{ids: ids, lengths: lengths, steps: steps, enc: cache}
+}
+
+// encodeBackward back-propagates sentence-vector gradients dv into the
+// encoder and embeddings.
+func (m *Model) encodeBackward(c *encCache, dv *nn.Tensor) {
+	n, d := len(c.lengths), m.VecDim()
+	dOut := nn.NewTensor(n, c.steps, d)
+	for b := 0; b < n; b++ {
+		g := dv.Data[b*d : (b+1)*d]
+		inv := 1 / float32(c.lengths[b])
+		for t := 0; t < c.lengths[b]; t++ {
+			o := dOut.Data[(b*c.steps+t)*d : (b*c.steps+t+1)*d]
+			for j := range o {
+				o[j] = g[j] * inv
+			}
+		}
+	}
+	dx := m.Enc.Backward(c.enc, nn.BiLSTMGrads{Out: dOut})
+	m.Emb.Backward(c.ids, dx.Reshape(len(c.ids), m.Cfg.EmbedDim))
+}
+
+// Encode returns the sentence vectors of seqs (token ids), one row each.
+func (m *Model) Encode(seqs [][]int32) [][]float32 {
+	v, _ := m.encode(seqs)
+	d := m.VecDim()
+	out := make([][]float32, len(seqs))
+	for i := range out {
+		out[i] = v.Data[i*d : (i+1)*d : (i+1)*d]
+	}
+	return out
+}
+
+// headCache holds what headBackward needs.
+type headCache struct {
+	l, s, r *nn.Tensor
+	feat    *nn.Tensor
+	hidden  *nn.Tensor // after ReLU
+}
+
+// features writes the head input of one (l, s, r) triple into dst.
+func (m *Model) features(dst, l, s, r []float32) {
+	d := len(s)
+	if m.Cfg.Head == HeadLinear {
+		copy(dst[0:d], l)
+		copy(dst[d:2*d], s)
+		copy(dst[2*d:3*d], r)
+		return
+	}
+	copy(dst[0:d], l)
+	copy(dst[d:2*d], s)
+	copy(dst[2*d:3*d], r)
+	for j := 0; j < d; j++ {
+		dst[3*d+j] = l[j] * s[j]
+		dst[4*d+j] = s[j] * r[j]
+		dst[5*d+j] = abs32(l[j] - s[j])
+		dst[6*d+j] = abs32(s[j] - r[j])
+	}
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func (m *Model) featDim() int {
+	if m.Cfg.Head == HeadLinear {
+		return 3 * m.VecDim()
+	}
+	return 7 * m.VecDim()
+}
+
+// headForward returns one logit per row of l, s, r (each (n, VecDim)).
+func (m *Model) headForward(l, s, r *nn.Tensor) (*nn.Tensor, *headCache) {
+	n, d := s.Rows(), m.VecDim()
+	fd := m.featDim()
+	feat := nn.NewTensor(n, fd)
+	for i := 0; i < n; i++ {
+		m.features(feat.Data[i*fd:(i+1)*fd], l.Data[i*d:(i+1)*d], s.Data[i*d:(i+1)*d], r.Data[i*d:(i+1)*d])
+	}
+	c := &headCache{l: l, s: s, r: r, feat: feat}
+	if m.H2 == nil {
+		return m.H1.Forward(feat), c
+	}
+	h := m.H1.Forward(feat)
+	for i, x := range h.Data {
+		if x < 0 {
+			h.Data[i] = 0
+		}
+	}
+	c.hidden = h
+	return m.H2.Forward(h), c
+}
+
+// headBackward returns the gradients of l, s and r given logit gradients.
+func (m *Model) headBackward(c *headCache, dlogit *nn.Tensor) (dl, ds, dr *nn.Tensor) {
+	var dfeat *nn.Tensor
+	if m.H2 == nil {
+		dfeat = m.H1.Backward(c.feat, dlogit)
+	} else {
+		dh := m.H2.Backward(c.hidden, dlogit)
+		for i, x := range c.hidden.Data {
+			if x <= 0 {
+				dh.Data[i] = 0
+			}
+		}
+		dfeat = m.H1.Backward(c.feat, dh)
+	}
+	n, d, fd := c.s.Rows(), m.VecDim(), m.featDim()
+	dl, ds, dr = nn.NewTensor(n, d), nn.NewTensor(n, d), nn.NewTensor(n, d)
+	for i := 0; i < n; i++ {
+		g := dfeat.Data[i*fd : (i+1)*fd]
+		l, s, r := c.l.Data[i*d:(i+1)*d], c.s.Data[i*d:(i+1)*d], c.r.Data[i*d:(i+1)*d]
+		gl, gs, gr := dl.Data[i*d:(i+1)*d], ds.Data[i*d:(i+1)*d], dr.Data[i*d:(i+1)*d]
+		for j := 0; j < d; j++ {
+			gl[j] = g[j]
+			gs[j] = g[d+j]
+			gr[j] = g[2*d+j]
+		}
+		if m.Cfg.Head == HeadLinear {
+			continue
+		}
+		for j := 0; j < d; j++ {
+			gl[j] += g[3*d+j] * s[j]
+			gs[j] += g[3*d+j]*l[j] + g[4*d+j]*r[j]
+			gr[j] += g[4*d+j] * s[j]
+			sl := sign32(l[j] - s[j])
+			gl[j] += g[5*d+j] * sl
+			gs[j] -= g[5*d+j] * sl
+			sr := sign32(s[j] - r[j])
+			gs[j] += g[6*d+j] * sr
+			gr[j] -= g[6*d+j] * sr
+		}
+	}
+	return dl, ds, dr
+}
+
+func sign32(x float32) float32 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// Logits scores n (context, sentence) pairs from cached vectors: row i of
+// l, s and r (each n×VecDim, row-major) is one pair. It returns the logits
+// of p(y=1 | c_<i, s, c_>i).
+func (m *Model) Logits(l, s, r []float32) []float32 {
+	d := m.VecDim()
+	n := len(s) / d
+	out, _ := m.headForward(nn.FromData(l, n, d), nn.FromData(s, n, d), nn.FromData(r, n, d))
+	return out.Data
+}
+
+// LogSigmoid is log p(y=1) for a logit, computed stably.
+func LogSigmoid(x float32) float32 {
+	xf := float64(x)
+	if xf >= 0 {
+		return float32(-math.Log1p(math.Exp(-xf)))
+	}
+	return float32(xf - math.Log1p(math.Exp(xf)))
+}
+
+// MeanVec writes the mean of vecs into dst (zero when vecs is empty): the
+// vector of a context side.
+func MeanVec(dst []float32, vecs [][]float32) {
+	clear(dst)
+	if len(vecs) == 0 {
+		return
+	}
+	for _, v := range vecs {
+		for j := range dst {
+			dst[j] += v[j]
+		}
+	}
+	inv := 1 / float32(len(vecs))
+	for j := range dst {
+		dst[j] *= inv
+	}
+}

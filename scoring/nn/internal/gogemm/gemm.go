@@ -1,0 +1,361 @@
+// Package gogemm is a pure-Go (plus Go assembly on amd64) single-precision
+// matrix multiply: a Goto-style blocked algorithm that packs panels of A
+// and B and sweeps register-blocked micro-kernels over C. It is the Gemm
+// backend of package nn when cgo is disabled, and needs no C toolchain.
+package gogemm
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// threads is the number of goroutines Gemm may use (see SetThreads).
+var threads atomic.Int32
+
+func init() { threads.Store(1) }
+
+// SetThreads sets the number of goroutines a single Gemm call may use; the
+// default is one. Values below one are treated as one.
+func SetThreads(n int) { threads.Store(int32(max(n, 1))) }
+
+// Threads returns the number of goroutines a Gemm call may use.
+func Threads() int { return int(threads.Load()) }
+
+// Kernel is a register-blocked micro-kernel: it adds the product of a
+// packed kc×MR panel of A (MR values per step) and a packed kc×NR panel of B
+// (NR values per step) to an MR×NR tile of C, or stores it there.
+type Kernel struct {
+	// Name identifies the kernel, e.g. "avx2-6x16".
+	Name string
+	// MR and NR are the tile's rows and columns.
+	MR, NR int
+	fn     func(kc int, a, b, c []float32, ldc int, store bool)
+}
+
+// Generic is the portable scalar 4×4 kernel, available everywhere.
+var Generic = Kernel{Name: "generic4x4", MR: 4, NR: 4, fn: kernel4x4}
+
+// best is the kernel used by Gemm: the fastest one this CPU supports.
+var best = func() Kernel { ks := Kernels(); return ks[len(ks)-1] }()
+
+// Best returns the kernel Gemm uses on this CPU.
+func Best() Kernel { return best }
+
+// Cache blocking of gemmGo, in multiples of the kernel's mr and nr.
+const (
+	blockK       = 256 // depth of a packed panel
+	blockMPanels = 24  // mc = blockMPanels * mr
+	blockNPanels = 128 // nc = blockNPanels * nr
+)
+
+// Gemm computes C = alpha*op(A)*op(B) + beta*C on row-major matrices with
+// the fastest available kernel; see GemmWith.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	GemmWith(best, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// scaleC applies C = beta*C; beta == 0 clears C without reading it.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+type packBuf struct{ a, t []float32 }
+
+var packPool = sync.Pool{New: func() any { return new(packBuf) }}
+var packBPool = sync.Pool{New: func() any { s := []float32(nil); return &s }}
+
+// GemmWith computes C = alpha*op(A)*op(B) + beta*C with kernel kn. op(A)
+// is m×k and op(B) k×n; A is stored m×k (lda >= k), or k×m (lda >= m) if
+// transA, B is stored k×n (ldb >= n), or n×k (ldb >= k) if transB, and C is
+// m×n (ldc >= n). When beta is zero C is not read. The caller must check
+// the dimensions: slices too short for their shapes make it panic.
+//
+// Panels of op(B) (kc×nc) and op(A) (mc×kc) are packed, alpha folded into
+// A, and the kernel sweeps MR×NR tiles of C. Blocks of rows of C are shared
+// among up to Threads() goroutines for large products.
+func GemmWith(kn Kernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if alpha == 0 || k == 0 || m == 0 || n == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if beta != 0 {
+		scaleC(m, n, beta, c, ldc)
+	}
+	bpp := packBPool.Get().(*[]float32)
+	defer packBPool.Put(bpp)
+	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
+	*bpp = bp
+	gemmBlocked(kn, transA, m, n, k, alpha, a, lda, beta == 0, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
+		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
+		return bp
+	})
+}
+
+// PackedB is a k×n right-hand operand op(B) packed once for kernel Kernel,
+// for repeated products with different left-hand operands (for example a
+// recurrent weight applied at every time step).
+type PackedB struct {
+	kn     Kernel
+	k, n   int
+	blocks [][]float32 // block (jc/nc)*ceil(k/blockK) + pc/blockK
+}
+
+// PackB packs op(B), stored k×n (ldb >= n) or, if transB, n×k (ldb >= k),
+// for kernel kn.
+func PackB(kn Kernel, transB bool, k, n int, b []float32, ldb int) *PackedB {
+	p := &PackedB{kn: kn, k: k, n: n}
+	nc := blockNPanels * kn.NR
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			buf := make([]float32, kb*roundUp(nb, kn.NR))
+			packB(buf, transB, b, ldb, pc, jc, kb, nb, kn.NR)
+			p.blocks = append(p.blocks, buf)
+		}
+	}
+	return p
+}
+
+// K returns the number of rows of op(B).
+func (p *PackedB) K() int { return p.k }
+
+// N returns the number of columns of op(B).
+func (p *PackedB) N() int { return p.n }
+
+// GemmPacked computes C = alpha*op(A)*op(B) + beta*C where op(B) was packed
+// by PackB; op(A) is m×K() and C is m×N(). See GemmWith for the layouts.
+func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	if alpha == 0 || pb.k == 0 || m == 0 || pb.n == 0 {
+		scaleC(m, pb.n, beta, c, ldc)
+		return
+	}
+	if beta != 0 {
+		scaleC(m, pb.n, beta, c, ldc)
+	}
+	gemmBlocked(pb.kn, transA, m, pb.n, pb.k, alpha, a, lda, beta == 0, c, ldc, func(i, _, _, _, _ int) []float32 {
+		return pb.blocks[i]
+	})
+}
+
+// gemmBlocked adds alpha*op(A)*op(B) to C, or stores it in C when
+// overwrite is set (C is then never read). panelB returns the packed kb×nb
+// block of op(B) at (pc, jc), the i-th block in loop order.
+func gemmBlocked(kn Kernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32) {
+	mr := kn.MR
+	mc, nc := blockMPanels*mr, blockNPanels*kn.NR
+	nthreads := Threads()
+	if float64(m)*float64(n)*float64(k) < 1<<18 {
+		nthreads = 1
+	}
+	block := 0
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			bp := panelB(block, jc, pc, kb, nb)
+			block++
+			nBlocks := (m + mc - 1) / mc
+			work := func(ic int, buf *packBuf) {
+				mb := min(mc, m-ic)
+				buf.a = grow(buf.a, roundUp(mb, mr)*kb)
+				buf.t = grow(buf.t, mr*kn.NR)
+				packA(buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
+				macroKernel(kn, buf.a, bp, buf.t, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0)
+			}
+			if nthreads <= 1 || nBlocks == 1 {
+				buf := packPool.Get().(*packBuf)
+				for ic := 0; ic < m; ic += mc {
+					work(ic, buf)
+				}
+				packPool.Put(buf)
+				continue
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for w := 0; w < min(nthreads, nBlocks); w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					buf := packPool.Get().(*packBuf)
+					defer packPool.Put(buf)
+					for {
+						blk := int(next.Add(1)) - 1
+						if blk >= nBlocks {
+							return
+						}
+						work(blk*mc, buf)
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	}
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// packA packs the mb×kb block of alpha*op(A) starting at (ic, pc) into
+// row panels of height mr, zero-padding the last panel.
+func packA(dst []float32, trans bool, a []float32, lda, ic, pc, mb, kb, mr int, alpha float32) {
+	for ir := 0; ir < mb; ir += mr {
+		rows := min(mr, mb-ir)
+		panel := dst[ir*kb : ir*kb+mr*kb]
+		if !trans {
+			for i := 0; i < rows; i++ {
+				src := a[(ic+ir+i)*lda+pc : (ic+ir+i)*lda+pc+kb]
+				for p, v := range src {
+					panel[p*mr+i] = alpha * v
+				}
+			}
+		} else {
+			for p := 0; p < kb; p++ {
+				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+rows]
+				d := panel[p*mr : p*mr+rows]
+				for i, v := range src {
+					d[i] = alpha * v
+				}
+			}
+		}
+		if rows < mr {
+			for p := 0; p < kb; p++ {
+				clear(panel[p*mr+rows : p*mr+mr])
+			}
+		}
+	}
+}
+
+// packB packs the kb×nb block of op(B) starting at (pc, jc) into column
+// panels of width nr, zero-padding the last panel.
+func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb, nr int) {
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		panel := dst[jr*kb : jr*kb+nr*kb]
+		if !trans {
+			for p := 0; p < kb; p++ {
+				copy(panel[p*nr:p*nr+cols], b[(pc+p)*ldb+jc+jr:(pc+p)*ldb+jc+jr+cols])
+			}
+		} else {
+			for j := 0; j < cols; j++ {
+				src := b[(jc+jr+j)*ldb+pc : (jc+jr+j)*ldb+pc+kb]
+				for p, v := range src {
+					panel[p*nr+j] = v
+				}
+			}
+		}
+		if cols < nr {
+			for p := 0; p < kb; p++ {
+				clear(panel[p*nr+cols : p*nr+nr])
+			}
+		}
+	}
+}
+
+// macroKernel multiplies a packed mb×kb A block by a packed kb×nb B block
+// and adds the result to the mb×nb block of C at c (row stride ldc), or
+// stores it there if store is set. tmp is an mr×nr scratch tile for
+// partial edge tiles.
+func macroKernel(kn Kernel, ap, bp, tmp, c []float32, ldc, mb, nb, kb int, store bool) {
+	mr, nr := kn.MR, kn.NR
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		bpanel := bp[jr*kb : jr*kb+nr*kb]
+		for ir := 0; ir < mb; ir += mr {
+			rows := min(mr, mb-ir)
+			apanel := ap[ir*kb : ir*kb+mr*kb]
+			if rows == mr && cols == nr {
+				kn.fn(kb, apanel, bpanel, c[ir*ldc+jr:], ldc, store)
+				continue
+			}
+			kn.fn(kb, apanel, bpanel, tmp, nr, true)
+			for i := 0; i < rows; i++ {
+				dst := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+cols]
+				if store {
+					copy(dst, tmp[i*nr:i*nr+cols])
+					continue
+				}
+				for j := range dst {
+					dst[j] += tmp[i*nr+j]
+				}
+			}
+		}
+	}
+}
+
+// kernel4x4 is the portable scalar micro-kernel for mr = nr = 4.
+func kernel4x4(kc int, a, b, c []float32, ldc int, store bool) {
+	var c00, c01, c02, c03 float32
+	var c10, c11, c12, c13 float32
+	var c20, c21, c22, c23 float32
+	var c30, c31, c32, c33 float32
+	a = a[:4*kc]
+	b = b[:4*kc]
+	for p := 0; p+4 <= len(a); p += 4 {
+		aa := a[p : p+4 : p+4]
+		bb := b[p : p+4 : p+4]
+		a0, a1, a2, a3 := aa[0], aa[1], aa[2], aa[3]
+		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	if store {
+		copy(c[0:4], []float32{c00, c01, c02, c03})
+		copy(c[ldc:ldc+4], []float32{c10, c11, c12, c13})
+		copy(c[2*ldc:2*ldc+4], []float32{c20, c21, c22, c23})
+		copy(c[3*ldc:3*ldc+4], []float32{c30, c31, c32, c33})
+		return
+	}
+	r := c[0:4:4]
+	r[0] += c00
+	r[1] += c01
+	r[2] += c02
+	r[3] += c03
+	r = c[ldc : ldc+4 : ldc+4]
+	r[0] += c10
+	r[1] += c11
+	r[2] += c12
+	r[3] += c13
+	r = c[2*ldc : 2*ldc+4 : 2*ldc+4]
+	r[0] += c20
+	r[1] += c21
+	r[2] += c22
+	r[3] += c23
+	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
+	r[0] += c30
+	r[1] += c31
+	r[2] += c32
+	r[3] += c33
+}

@@ -1,0 +1,52 @@
+package vecmath
+
+import "math"
+
+var negInf = float32(math.Inf(-1))
+
+// SigmoidInPlace replaces every x[i] with Sigmoid(x[i]).
+func SigmoidInPlace(x []float32) {
+	for i := sigmoidVec(x); i < len(x); i++ {
+		x[i] = Sigmoid(x[i])
+	}
+}
+
+// TanhInPlace replaces every x[i] with Tanh(x[i]).
+func TanhInPlace(x []float32) {
+	for i := tanhVec(x); i < len(x); i++ {
+		x[i] = Tanh(x[i])
+	}
+}
+
+// SumExp returns Σ e^(x[i]-shift). Terms whose exponent is below -87
+// contribute at most 1.6e-38 each; with shift = Max(x) the sum is at least
+// one, so this is immaterial.
+func SumExp(x []float32, shift float32) float32 {
+	s, i := sumExpVec(x, shift)
+	for ; i < len(x); i++ {
+		s += Exp(max(x[i]-shift, -87))
+	}
+	return s
+}
+
+// ExpShiftInPlace replaces every x[i] with e^(x[i]-shift), the exponent
+// clamped to [-87, 87], and returns the sum of the results.
+func ExpShiftInPlace(x []float32, shift float32) float32 {
+	s, i := expShiftVec(x, shift)
+	for ; i < len(x); i++ {
+		e := Exp(min(max(x[i]-shift, -87), 87))
+		x[i] = e
+		s += e
+	}
+	return s
+}
+
+// Max returns the largest element of x, or -Inf for an empty slice. NaNs
+// are not handled.
+func Max(x []float32) float32 {
+	m, i := maxVec(x)
+	for ; i < len(x); i++ {
+		m = max(m, x[i])
+	}
+	return m
+}

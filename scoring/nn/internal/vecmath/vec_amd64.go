@@ -1,0 +1,92 @@
+//go:build amd64
+
+package vecmath
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func sigmoidAVX512(x *float32, n int)
+
+//go:noescape
+func tanhAVX512(x *float32, n int)
+
+//go:noescape
+func sumExpAVX512(x *float32, n int, shift float32, acc *[16]float32)
+
+//go:noescape
+func expShiftAVX512(x *float32, n int, shift float32, acc *[16]float32)
+
+//go:noescape
+func maxAVX512(x *float32, n int, acc *[16]float32)
+
+var hasAVX512 = cpu.X86.HasAVX512F
+
+// vectorLen returns how many leading elements of an n-element slice the
+// assembly handles (a multiple of 16), or 0 without AVX-512.
+func vectorLen(n int) int {
+	if !hasAVX512 {
+		return 0
+	}
+	return n &^ 15
+}
+
+func sigmoidVec(x []float32) int {
+	n := vectorLen(len(x))
+	if n > 0 {
+		sigmoidAVX512(&x[0], n)
+	}
+	return n
+}
+
+func tanhVec(x []float32) int {
+	n := vectorLen(len(x))
+	if n > 0 {
+		tanhAVX512(&x[0], n)
+	}
+	return n
+}
+
+func sumExpVec(x []float32, shift float32) (float32, int) {
+	n := vectorLen(len(x))
+	if n == 0 {
+		return 0, 0
+	}
+	var acc [16]float32
+	sumExpAVX512(&x[0], n, shift, &acc)
+	var s float32
+	for _, v := range acc {
+		s += v
+	}
+	return s, n
+}
+
+func expShiftVec(x []float32, shift float32) (float32, int) {
+	n := vectorLen(len(x))
+	if n == 0 {
+		return 0, 0
+	}
+	var acc [16]float32
+	expShiftAVX512(&x[0], n, shift, &acc)
+	var s float32
+	for _, v := range acc {
+		s += v
+	}
+	return s, n
+}
+
+func maxVec(x []float32) (float32, int) {
+	n := vectorLen(len(x))
+	if n == 0 {
+		return negInf, 0
+	}
+	var acc [16]float32
+	maxAVX512(&x[0], n, &acc)
+	m := acc[0]
+	for _, v := range acc[1:] {
+		m = max(m, v)
+	}
+	return m, n
+}
+
+// Accelerated reports whether the slice functions use assembly.
+func Accelerated() bool { return hasAVX512 }

@@ -1,0 +1,12 @@
+//go:build !amd64
+
+package vecmath
+
+func sigmoidVec(x []float32) int                            { return 0 }
+func tanhVec(x []float32) int                               { return 0 }
+func sumExpVec(x []float32, shift float32) (float32, int)   { return 0, 0 }
+func expShiftVec(x []float32, shift float32) (float32, int) { return 0, 0 }
+func maxVec(x []float32) (float32, int)                     { return negInf, 0 }
+
+// Accelerated reports whether the slice functions use assembly.
+func Accelerated() bool { return false }

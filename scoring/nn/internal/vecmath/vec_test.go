@@ -1,0 +1,79 @@
+package vecmath
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randVals(rng *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * scale)
+	}
+	return x
+}
+
+func TestSliceFunctions(t *testing.T) {
+	t.Logf("accelerated: %v", Accelerated())
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 100; n++ {
+		for _, scale := range []float64{0.01, 1, 10, 200} {
+			x := randVals(rng, n, scale)
+			if n > 3 {
+				x[1], x[2], x[3] = 0, float32(math.Copysign(0, -1)), 1e-30
+			}
+			sig := append([]float32(nil), x...)
+			SigmoidInPlace(sig)
+			th := append([]float32(nil), x...)
+			TanhInPlace(th)
+			for i, v := range x {
+				xf := float64(v)
+				ws := 1 / (1 + math.Exp(-xf))
+				if v > -87 && ulpErr(sig[i], ws) > 6 || math.Abs(float64(sig[i])-ws) > 2e-38 && v <= -87 {
+					t.Fatalf("SigmoidInPlace(%v) = %v, want %v", v, sig[i], ws)
+				}
+				if wt := math.Tanh(xf); ulpErr(th[i], wt) > 6 {
+					t.Fatalf("TanhInPlace(%v) = %v, want %v", v, th[i], wt)
+				}
+			}
+			m := Max(x)
+			wm := float32(math.Inf(-1))
+			for _, v := range x {
+				wm = max(wm, v)
+			}
+			if m != wm {
+				t.Fatalf("Max = %v, want %v", m, wm)
+			}
+			if n == 0 {
+				continue
+			}
+			var ws float64
+			for _, v := range x {
+				ws += math.Exp(float64(v) - float64(m))
+			}
+			if s := SumExp(x, m); math.Abs(float64(s)-ws) > 1e-6*ws*math.Sqrt(float64(n)) {
+				t.Fatalf("SumExp = %v, want %v", s, ws)
+			}
+			e := append([]float32(nil), x...)
+			if s := ExpShiftInPlace(e, m); math.Abs(float64(s)-ws) > 1e-6*ws*math.Sqrt(float64(n)) {
+				t.Fatalf("ExpShiftInPlace sum = %v, want %v", s, ws)
+			}
+			for i, v := range x {
+				if w := math.Exp(max(float64(v-m), -87)); ulpErr(e[i], w) > 4 {
+					t.Fatalf("ExpShiftInPlace: e^(%v-%v) = %v, want %v", v, m, e[i], w)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkTanhInPlace(b *testing.B) {
+	x := randVals(rand.New(rand.NewPCG(1, 2)), 1200, 2)
+	y := make([]float32, len(x))
+	for b.Loop() {
+		copy(y, x)
+		TanhInPlace(y)
+	}
+	b.ReportMetric(float64(len(x)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+}

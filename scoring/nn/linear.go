@@ -1,0 +1,85 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Linear is the affine map y = x·Wᵀ + b applied to every row of x. W is
+// stored as (out, in), the PyTorch layout, so that a row of W holds the
+// weights of one output unit.
+type Linear struct {
+	// W is the (out, in) weight, named "<name>.weight".
+	W *Param
+	// B is the (out) bias, named "<name>.bias", or nil for no bias.
+	B *Param
+}
+
+// NewLinear returns a Linear layer with Glorot-uniform weights and a zero
+// bias (if bias is true).
+func NewLinear(name string, in, out int, bias bool, rng *rand.Rand) *Linear {
+	l := &Linear{W: NewParam(name+".weight", out, in)}
+	fillUniform(rng, l.W.Value.Data, xavierLimit(in, out))
+	if bias {
+		l.B = NewParam(name+".bias", out)
+	}
+	return l
+}
+
+// In returns the input width.
+func (l *Linear) In() int { return l.W.Value.Shape[1] }
+
+// Out returns the output width.
+func (l *Linear) Out() int { return l.W.Value.Shape[0] }
+
+// Params returns the trainable parameters.
+func (l *Linear) Params() []*Param {
+	if l.B == nil {
+		return []*Param{l.W}
+	}
+	return []*Param{l.W, l.B}
+}
+
+// Forward maps x, of shape (..., in), to a tensor of shape (..., out). The
+// input x is the cache for Backward and must not be modified in between.
+func (l *Linear) Forward(x *Tensor) *Tensor {
+	in, out := l.In(), l.Out()
+	if x.Cols() != in {
+		panic(fmt.Sprintf("nn: Linear: input shape %v, want last axis %d", x.Shape, in))
+	}
+	n := x.Rows()
+	shape := append(append([]int(nil), x.Shape[:len(x.Shape)-1]...), out)
+	y := newTensorUninit(shape...)
+	Gemm(false, true, n, out, in, 1, x.Data, in, l.W.Value.Data, in, 0, y.Data, out)
+	if l.B != nil {
+		addBiasRows(y.Data, l.B.Value.Data)
+	}
+	return y
+}
+
+// Backward accumulates the parameter gradients for the forward input x and
+// output gradient dy, and returns the gradient of x.
+func (l *Linear) Backward(x, dy *Tensor) *Tensor {
+	dx := newTensorUninit(x.Shape...)
+	l.backward(x, dy, dx)
+	return dx
+}
+
+// BackwardParams is Backward without computing the input gradient, for
+// layers whose input needs none.
+func (l *Linear) BackwardParams(x, dy *Tensor) { l.backward(x, dy, nil) }
+
+func (l *Linear) backward(x, dy, dx *Tensor) {
+	in, out := l.In(), l.Out()
+	n := x.Rows()
+	if dy.Size() != n*out {
+		panic(fmt.Sprintf("nn: Linear.Backward: gradient shape %v for input %v", dy.Shape, x.Shape))
+	}
+	Gemm(true, false, out, in, n, 1, dy.Data, out, x.Data, in, 1, l.W.Grad.Data, in)
+	if l.B != nil {
+		sumRowsInto(l.B.Grad.Data, dy.Data)
+	}
+	if dx != nil {
+		Gemm(false, false, n, in, out, 1, dy.Data, out, l.W.Value.Data, in, 0, dx.Data, in)
+	}
+}
