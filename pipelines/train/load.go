@@ -46,7 +46,6 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 			doc.Sentences = append(doc.Sentences, s.Text)
 		}
 		byID[d.DocID] = doc
-		st.Sentences += int64(len(sents))
 	}
 	for _, pattern := range patterns {
 		files, err := parquetio.Glob(ctx, pattern)
@@ -71,6 +70,7 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 	docs := make([]examples.Doc, len(ids))
 	for i, id := range ids {
 		docs[i] = byID[id]
+		st.Sentences += int64(len(docs[i].Sentences))
 	}
 	st.Documents = int64(len(docs))
 	return docs, st, nil
