@@ -192,15 +192,23 @@ func readAll[T any](t *testing.T, dir string) []T {
 	return all
 }
 
+// cleanCorpus writes n good documents to dir/c.jsonl.gz and returns its path.
+func cleanCorpus(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var lines []string
+	for i := 0; i < n; i++ {
+		lines = append(lines, goodDoc(i))
+	}
+	path := filepath.Join(dir, "c.jsonl.gz")
+	gz(t, path, []byte(strings.Join(lines, "\n")))
+	return path
+}
+
 // smallCorpus indexes a few clean documents and returns the output dir.
 func smallCorpus(t *testing.T) string {
 	t.Helper()
 	tmp := t.TempDir()
-	var lines []string
-	for i := 0; i < 30; i++ {
-		lines = append(lines, goodDoc(i))
-	}
-	gz(t, filepath.Join(tmp, "c.jsonl.gz"), []byte(strings.Join(lines, "\n")))
+	cleanCorpus(t, tmp, 30)
 	out := filepath.Join(tmp, "out")
 	run(t, "index", "--input="+tmp+"/c.jsonl.gz", "--output="+out, "--shards=3")
 	return out
@@ -246,11 +254,7 @@ func TestUniversalRunner(t *testing.T) {
 		t.Skipf("cannot create a network namespace (needs root): %v", err)
 	}
 	tmp := t.TempDir()
-	var lines []string
-	for i := 0; i < 30; i++ {
-		lines = append(lines, goodDoc(i))
-	}
-	gz(t, filepath.Join(tmp, "c.jsonl.gz"), []byte(strings.Join(lines, "\n")))
+	cleanCorpus(t, tmp, 30)
 	out := filepath.Join(tmp, "out")
 	tsv := filepath.Join(t.TempDir(), "q.tsv")
 	os.WriteFile(tsv, []byte("score\ts1\ts2\tgenre\n"+
@@ -298,13 +302,9 @@ kill %%1`, binDir, out, tsv, hitsOut, tmp)
 // saved models load and the results file holds the held-out metrics.
 func TestTrainTiny(t *testing.T) {
 	tmp := t.TempDir()
-	var lines []string
-	for i := 0; i < 120; i++ {
-		lines = append(lines, goodDoc(i))
-	}
-	gz(t, filepath.Join(tmp, "c.jsonl.gz"), []byte(strings.Join(lines, "\n")))
+	corpusPath := cleanCorpus(t, tmp, 120)
 	model := filepath.Join(tmp, "model")
-	args := []string{"--input=" + tmp + "/c.jsonl.gz", "--output=" + model, "--preset=tiny",
+	args := []string{"--input=" + corpusPath, "--output=" + model, "--preset=tiny",
 		"--vocab_size=400", "--disc_steps=30", "--held_out=0.2", "--eval_examples=200"}
 	stdout := run(t, "train", args...)
 	for _, f := range []string{"tokenizer.json", "disc.json", "disc.safetensors", "train-results.json"} {
@@ -331,10 +331,21 @@ func TestTrainTiny(t *testing.T) {
 	// Same inputs and seed: identical weights.
 	model2 := filepath.Join(tmp, "model2")
 	args[1] = "--output=" + model2
-	run(t, "train", args...)
+	run(t, "train", append(args, "--checkpoint_every=10")...)
 	a, _ := os.ReadFile(filepath.Join(model, "disc.safetensors"))
 	c, _ := os.ReadFile(filepath.Join(model2, "disc.safetensors"))
 	if !bytes.Equal(a, c) {
 		t.Fatal("training is not deterministic under a fixed seed")
+	}
+	// Resuming from the checkpoint taken after step 20 reproduces the
+	// uninterrupted run exactly.
+	os.Remove(filepath.Join(model2, "disc.safetensors"))
+	out := run(t, "train", append(args, "--resume")...)
+	if !strings.Contains(out, "resumed from the checkpoint after step 20") {
+		t.Fatalf("did not resume:\n%s", out)
+	}
+	c, _ = os.ReadFile(filepath.Join(model2, "disc.safetensors"))
+	if !bytes.Equal(a, c) {
+		t.Fatal("a resumed run differs from an uninterrupted one")
 	}
 }

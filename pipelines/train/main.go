@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"iter"
@@ -46,7 +47,19 @@ var (
 	lr        = flag.Float64("lr", 2e-3, "Adam learning rate.")
 	evalEvery = flag.Int("eval_every", 0, "Steps between held-out evaluations (0: steps/10).")
 	evalN     = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
+	ckptEvery = flag.Int("checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
+	resume    = flag.Bool("resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
 )
+
+// trainState is what a checkpoint records besides the model and optimiser.
+// The data order is replayed from the seed and the number of reshuffles.
+type trainState struct {
+	Pos     int          `json:"pos"`
+	Epochs  int          `json:"epochs"`
+	LossSum float64      `json:"loss_sum"`
+	LossN   int          `json:"loss_n"`
+	Curve   []curvePoint `json:"curve"`
+}
 
 type presetConfig struct {
 	vocab, embed, hidden, headHidden, steps int
@@ -143,28 +156,54 @@ func main() {
 	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
 		len(trainEx), len(evalEx), pc.steps, *batchSize, *head, nn.Backend())
 	tr := disc.NewTrainer(model, tok, *lr)
+	ckptDir := filepath.Join(*output, "checkpoint")
+	ckEvery := *ckptEvery
+	if ckEvery <= 0 {
+		ckEvery = every
+	}
+	var ts trainState
+	first := 1
+	if *resume {
+		step, err := tr.LoadCheckpoint(ckptDir, tok.Fingerprint(), &ts)
+		switch {
+		case err == nil:
+			first = step + 1
+			for e := 0; e < ts.Epochs; e++ {
+				r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
+			}
+			fmt.Printf("disc: resumed from the checkpoint after step %d\n", step)
+		case errors.Is(err, os.ErrNotExist):
+			fmt.Println("disc: no checkpoint to resume from; starting afresh")
+		default:
+			jobrun.Fail(err)
+		}
+	}
 	t0 = time.Now()
-	var lossSum float64
-	var lossN int
-	pos := 0
-	for step := 1; step <= pc.steps; step++ {
-		if pos+*batchSize > len(trainEx) {
-			pos = 0
+	for step := first; step <= pc.steps; step++ {
+		if ts.Pos+*batchSize > len(trainEx) {
+			ts.Pos = 0
+			ts.Epochs++
 			r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
 		}
-		lossSum += float64(tr.Step(trainEx[pos : pos+*batchSize]))
-		lossN++
-		pos += *batchSize
+		ts.LossSum += float64(tr.Step(trainEx[ts.Pos : ts.Pos+*batchSize]))
+		ts.LossN++
+		ts.Pos += *batchSize
 		if step%every == 0 || step == pc.steps {
 			met := model.Evaluate(tok, evalEx, 256)
 			p := curvePoint{Step: step, Examples: step * *batchSize, Seconds: time.Since(t0).Seconds(),
-				TrainLoss: lossSum / float64(lossN), HeldOut: met}
-			res.Curve = append(res.Curve, p)
-			lossSum, lossN = 0, 0
+				TrainLoss: ts.LossSum / float64(ts.LossN), HeldOut: met}
+			ts.Curve = append(ts.Curve, p)
+			ts.LossSum, ts.LossN = 0, 0
 			fmt.Printf("disc step %d (%.0fs): train loss %.4f, held-out loss %.4f acc %.3f auc %.3f (same-doc %.3f, random %.3f)\n",
 				step, p.Seconds, p.TrainLoss, met.Loss, met.Accuracy, met.AUC, met.AUCSameDoc, met.AUCRandom)
 		}
+		if step%ckEvery == 0 && step < pc.steps {
+			if err := tr.SaveCheckpoint(ckptDir, tok.Fingerprint(), step, ts); err != nil {
+				jobrun.Fail(err)
+			}
+		}
 	}
+	res.Curve = ts.Curve
 	final := res.Curve[len(res.Curve)-1].HeldOut
 	mrr, hits1 := model.Ranking(tok, evalEx, 20, *seed)
 	res.Disc = map[string]any{"config": dcfg, "steps": pc.steps, "batch": *batchSize, "lr": *lr,

@@ -1,16 +1,15 @@
 package disc
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/ctxsim/ctxsim/scoring/bundle"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
+
+// Format names the saved layout.
+const Format = "ctxsim-disc/1"
 
 // File names of a saved model inside its directory.
 const (
@@ -18,85 +17,86 @@ const (
 	WeightsFile = "disc.safetensors"
 )
 
-// Saved is the JSON written beside the weights.
+// Saved describes a saved model.
 type Saved struct {
-	Format string `json:"format"`
-	Config Config `json:"config"`
-	// Tokenizer is the fingerprint of the tokenizer the model was trained
-	// with; Load refuses another.
-	Tokenizer string `json:"tokenizer"`
-	// WeightsSHA256 is the checksum of WeightsFile.
-	WeightsSHA256 string `json:"weights_sha256"`
-	// Info holds training settings and metrics, for people.
-	Info map[string]any `json:"info,omitempty"`
+	Format        string
+	Config        Config
+	Tokenizer     string
+	WeightsSHA256 string
+	Info          map[string]any
 }
 
-// Format names the saved layout.
-const Format = "ctxsim-disc/1"
-
-// Save writes the model into dir: the weights as safetensors and the JSON
-// config with the weights' checksum. Both are written to temporary names
-// and renamed, the config last.
+// Save writes the model into dir (see package bundle).
 func (m *Model) Save(dir, tokenizerFingerprint string, info map[string]any) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := nn.SaveSafetensors(&buf, m.Params(), map[string]string{"format": Format}); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	if err := writeAtomic(filepath.Join(dir, WeightsFile), buf.Bytes()); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(Saved{Format: Format, Config: m.Cfg, Tokenizer: tokenizerFingerprint,
-		WeightsSHA256: hex.EncodeToString(sum[:]), Info: info}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(dir, ConfigFile), append(b, '\n'))
+	return bundle.Save(dir, "disc", Format, tokenizerFingerprint, m.Cfg, info, m.Params())
 }
 
 // Load reads a model saved by Save. It fails with a clear error when a file
 // is missing, corrupt or truncated (checksum), when the weights do not match
 // the config, or when the model was trained with another tokenizer.
 func Load(dir, tokenizerFingerprint string) (*Model, *Saved, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("disc: %w", err)
-	}
-	var s Saved
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, fmt.Errorf("disc: %s: corrupt config: %w", ConfigFile, err)
-	}
-	if s.Format != Format {
-		return nil, nil, fmt.Errorf("disc: %s: format %q, this build reads %q", ConfigFile, s.Format, Format)
-	}
-	if tokenizerFingerprint != "" && s.Tokenizer != tokenizerFingerprint {
-		return nil, nil, fmt.Errorf("disc: model trained with tokenizer %.12s…, given tokenizer %.12s…",
-			s.Tokenizer, tokenizerFingerprint)
-	}
-	w, err := os.ReadFile(filepath.Join(dir, WeightsFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("disc: %w", err)
-	}
-	if sum := sha256.Sum256(w); hex.EncodeToString(sum[:]) != s.WeightsSHA256 {
-		return nil, nil, fmt.Errorf("disc: %s: checksum mismatch: the file is corrupt or truncated", WeightsFile)
-	}
-	m, err := New(s.Config, 0)
+	var cfg Config
+	var m *Model
+	h, err := bundle.Load(dir, "disc", Format, tokenizerFingerprint, &cfg, func() ([]*nn.Param, error) {
+		var err error
+		m, err = New(cfg, 0)
+		if err != nil {
+			return nil, err
+		}
+		return m.Params(), nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := nn.LoadSafetensors(bytes.NewReader(w), m.Params()); err != nil {
-		return nil, nil, fmt.Errorf("disc: %s: %w", WeightsFile, err)
-	}
-	return m, &s, nil
+	return m, &Saved{Format: h.Format, Config: cfg, Tokenizer: h.Tokenizer, WeightsSHA256: h.WeightsSHA256, Info: h.Info}, nil
 }
 
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+// checkpointFormat names the checkpoint layout.
+const checkpointFormat = Format + "-checkpoint"
+
+// checkpoint is the config part of a training checkpoint.
+type checkpoint struct {
+	Model     Config          `json:"model"`
+	Step      int             `json:"step"`
+	AdamSteps int             `json:"adam_steps"`
+	State     json.RawMessage `json:"state"`
+}
+
+// SaveCheckpoint writes the model, the optimiser's moments and step count,
+// and the caller's state (JSON-encodable: data position, learning curve)
+// into dir as checkpoint.json and checkpoint.safetensors, atomically, so
+// training can resume after step.
+func (t *Trainer) SaveCheckpoint(dir, tokenizerFingerprint string, step int, state any) error {
+	st, err := json.Marshal(state)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	ps := t.M.Params()
+	return bundle.Save(dir, "checkpoint", checkpointFormat, tokenizerFingerprint,
+		checkpoint{Model: t.M.Cfg, Step: step, AdamSteps: t.Opt.Steps, State: st}, nil,
+		append(ps, nn.MomentParams(ps)...))
+}
+
+// LoadCheckpoint restores a checkpoint written by SaveCheckpoint into the
+// trainer's model and optimiser, decodes the caller's state into state, and
+// returns the step it was taken after. The error wraps os.ErrNotExist when
+// dir holds no checkpoint; it is a clear error when the checkpoint is
+// corrupt or was made with another configuration or tokenizer.
+func (t *Trainer) LoadCheckpoint(dir, tokenizerFingerprint string, state any) (int, error) {
+	var c checkpoint
+	_, err := bundle.Load(dir, "checkpoint", checkpointFormat, tokenizerFingerprint, &c, func() ([]*nn.Param, error) {
+		if c.Model != t.M.Cfg {
+			return nil, fmt.Errorf("checkpoint made with model config %+v, this run uses %+v", c.Model, t.M.Cfg)
+		}
+		ps := t.M.Params()
+		return append(ps, nn.MomentParams(ps)...), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(c.State, state); err != nil {
+		return 0, fmt.Errorf("checkpoint: corrupt trainer state: %w", err)
+	}
+	t.Opt.Steps = c.AdamSteps
+	return c.Step, nil
 }
