@@ -305,9 +305,9 @@ func TestTrainTiny(t *testing.T) {
 	corpusPath := cleanCorpus(t, tmp, 120)
 	model := filepath.Join(tmp, "model")
 	args := []string{"--input=" + corpusPath, "--output=" + model, "--preset=tiny",
-		"--vocab_size=400", "--disc_steps=30", "--held_out=0.2", "--eval_examples=200"}
+		"--vocab_size=400", "--disc_steps=30", "--gen_steps=30", "--held_out=0.2", "--eval_examples=200"}
 	stdout := run(t, "train", args...)
-	for _, f := range []string{"tokenizer.json", "disc.json", "disc.safetensors", "train-results.json"} {
+	for _, f := range []string{"tokenizer.json", "disc.json", "disc.safetensors", "gen.json", "gen.safetensors", "train-results.json"} {
 		if _, err := os.Stat(filepath.Join(model, f)); err != nil {
 			t.Fatalf("%s missing: %v\n%s", f, err, stdout)
 		}
@@ -320,6 +320,13 @@ func TestTrainTiny(t *testing.T) {
 				AUC      float64 `json:"auc"`
 			} `json:"held_out"`
 		} `json:"disc_curve"`
+		Gen struct {
+			HeldOut struct {
+				ToSentence struct {
+					Perplexity float64 `json:"perplexity"`
+				} `json:"to_s"`
+			} `json:"held_out"`
+		} `json:"gen"`
 	}
 	b, _ := os.ReadFile(filepath.Join(model, "train-results.json"))
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -328,24 +335,31 @@ func TestTrainTiny(t *testing.T) {
 	if len(res.Curve) != 10 || res.Curve[9].Step != 30 || res.Curve[9].HeldOut.Examples == 0 {
 		t.Fatalf("learning curve %+v", res.Curve)
 	}
+	if p := res.Gen.HeldOut.ToSentence.Perplexity; p <= 1 || p > 1000 {
+		t.Fatalf("generative held-out perplexity %v", p)
+	}
 	// Same inputs and seed: identical weights.
 	model2 := filepath.Join(tmp, "model2")
 	args[1] = "--output=" + model2
-	run(t, "train", append(args, "--checkpoint_every=10")...)
-	a, _ := os.ReadFile(filepath.Join(model, "disc.safetensors"))
-	c, _ := os.ReadFile(filepath.Join(model2, "disc.safetensors"))
-	if !bytes.Equal(a, c) {
+	run(t, "train", append(args, "--checkpoint_every=20")...)
+	same := func(name string) bool {
+		a, _ := os.ReadFile(filepath.Join(model, name))
+		c, _ := os.ReadFile(filepath.Join(model2, name))
+		return len(a) > 0 && bytes.Equal(a, c)
+	}
+	if !same("disc.safetensors") || !same("gen.safetensors") {
 		t.Fatal("training is not deterministic under a fixed seed")
 	}
-	// Resuming from the checkpoint taken after step 20 reproduces the
+	// Resuming from the checkpoints taken after step 20 reproduces the
 	// uninterrupted run exactly.
 	os.Remove(filepath.Join(model2, "disc.safetensors"))
-	out := run(t, "train", append(args, "--resume")...)
-	if !strings.Contains(out, "resumed from the checkpoint after step 20") {
+	os.Remove(filepath.Join(model2, "gen.safetensors"))
+	out := run(t, "train", append(args, "--resume", "--checkpoint_every=20")...)
+	if !strings.Contains(out, "disc: resumed from the checkpoint after step 20") ||
+		!strings.Contains(out, "gen: resumed from the checkpoint after step 20") {
 		t.Fatalf("did not resume:\n%s", out)
 	}
-	c, _ = os.ReadFile(filepath.Join(model2, "disc.safetensors"))
-	if !bytes.Equal(a, c) {
+	if !same("disc.safetensors") || !same("gen.safetensors") {
 		t.Fatal("a resumed run differs from an uninterrupted one")
 	}
 }

@@ -1,6 +1,7 @@
 // Command train trains the contextual models on a corpus: the subword
-// tokenizer and the discriminative coherence model (Eq. 1). It reports
-// held-out metrics and learning curves, and saves everything under --output.
+// tokenizer, the discriminative coherence model (Eq. 1) and the generative
+// infilling model (Eq. 2). It reports held-out metrics and learning curves,
+// and saves everything under --output.
 //
 //	go run ./pipelines/train --input=corpus.jsonl.gz --output=out/model --preset=tiny
 package main
@@ -19,19 +20,24 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/scoring/bundle"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
+	"github.com/ctxsim/ctxsim/scoring/gen"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 )
 
 const usage = `
-train: corpus -> tokenizer + discriminative coherence model.
+train: corpus -> tokenizer + discriminative coherence model + generative
+infilling model.
 
 Reads the corpus like the index job (JSONL or text, local or gs://), holds out
 a fraction of documents (by a hash of their IDs), trains a byte-level BPE
-tokenizer and the BiLSTM coherence model, and writes to --output:
-  tokenizer.json, disc.json, disc.safetensors, train-results.json`
+tokenizer, the BiLSTM coherence model (Eq. 1) and the encoder-decoder
+infilling model (Eq. 2, one model for the three directions), and writes to
+--output: tokenizer.json, disc.json + disc.safetensors, gen.json +
+gen.safetensors, train-results.json, and checkpoint/ (see --resume).`
 
 var (
 	input     = flag.String("input", "", "Comma-separated corpus file globs (required).")
@@ -43,6 +49,8 @@ var (
 	vocab     = flag.Int("vocab_size", 0, "Tokenizer vocabulary (0: 12000 base, 4000 tiny).")
 	head      = flag.String("head", disc.HeadInteraction, "Coherence head: interaction or linear (the paper's separable head).")
 	steps     = flag.Int("disc_steps", 0, "Training steps of the coherence model (0: preset default).")
+	genSteps  = flag.Int("gen_steps", 0, "Training steps of the generative model (0: preset default).")
+	genLR     = flag.Float64("gen_lr", 5e-4, "Adam learning rate of the generative model.")
 	batchSize = flag.Int("batch", 32, "Examples per training step.")
 	lr        = flag.Float64("lr", 2e-3, "Adam learning rate.")
 	evalEvery = flag.Int("eval_every", 0, "Steps between held-out evaluations (0: steps/10).")
@@ -63,20 +71,27 @@ type trainState struct {
 
 type presetConfig struct {
 	vocab, embed, hidden, headHidden, steps int
+	gen                                     func(vocab int) gen.Config
+	genSteps                                int
 }
 
 var presets = map[string]presetConfig{
-	"tiny": {vocab: 4000, embed: 32, hidden: 32, headHidden: 32, steps: 300},
-	"base": {vocab: 12000, embed: 256, hidden: 300, headHidden: 300, steps: 20000},
+	"tiny": {vocab: 4000, embed: 32, hidden: 32, headHidden: 32, steps: 300, genSteps: 300,
+		gen: func(v int) gen.Config {
+			return gen.Config{Vocab: v, Dim: 32, Heads: 2, FF: 64, EncLayers: 1, DecLayers: 1,
+				MaxSrc: 64, MaxTgt: 32, MaxSegments: 11}
+		}},
+	"base": {vocab: 12000, embed: 256, hidden: 300, headHidden: 300, steps: 20000, genSteps: 20000,
+		gen: gen.DefaultConfig},
 }
 
 // curvePoint is one learning-curve measurement.
 type curvePoint struct {
-	Step      int          `json:"step"`
-	Examples  int          `json:"examples"`
-	Seconds   float64      `json:"seconds"`
-	TrainLoss float64      `json:"train_loss"`
-	HeldOut   disc.Metrics `json:"held_out"`
+	Step      int     `json:"step"`
+	Examples  int     `json:"examples"`
+	Seconds   float64 `json:"seconds"`
+	TrainLoss float64 `json:"train_loss"`
+	HeldOut   any     `json:"held_out"`
 }
 
 type results struct {
@@ -86,6 +101,8 @@ type results struct {
 	Tokenizer map[string]any `json:"tokenizer"`
 	Disc      map[string]any `json:"disc"`
 	Curve     []curvePoint   `json:"disc_curve"`
+	Gen       map[string]any `json:"gen"`
+	GenCurve  []curvePoint   `json:"gen_curve"`
 	Backend   string         `json:"blas_backend"`
 }
 
@@ -101,6 +118,9 @@ func main() {
 	}
 	if *steps > 0 {
 		pc.steps = *steps
+	}
+	if *genSteps > 0 {
+		pc.genSteps = *genSteps
 	}
 	ctx := context.Background()
 	start := time.Now()
@@ -145,66 +165,23 @@ func main() {
 	}
 	trainEx := examples.CoherenceExamples(trainDocs, cfg)
 	heldEx := examples.CoherenceExamples(heldDocs, examples.Config{Seed: int64(*seed) + 1})
-	r := rand.New(rand.NewPCG(*seed, 1))
-	r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
-	r.Shuffle(len(heldEx), func(i, j int) { heldEx[i], heldEx[j] = heldEx[j], heldEx[i] })
+	hr := rand.New(rand.NewPCG(*seed, 2))
+	hr.Shuffle(len(heldEx), func(i, j int) { heldEx[i], heldEx[j] = heldEx[j], heldEx[i] })
 	evalEx := heldEx[:min(*evalN, len(heldEx))]
-	every := *evalEvery
-	if every <= 0 {
-		every = max(1, pc.steps/10)
-	}
 	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
 		len(trainEx), len(evalEx), pc.steps, *batchSize, *head, nn.Backend())
 	tr := disc.NewTrainer(model, tok, *lr)
-	ckptDir := filepath.Join(*output, "checkpoint")
-	ckEvery := *ckptEvery
-	if ckEvery <= 0 {
-		ckEvery = every
-	}
-	var ts trainState
-	first := 1
-	if *resume {
-		step, err := tr.LoadCheckpoint(ckptDir, tok.Fingerprint(), &ts)
-		switch {
-		case err == nil:
-			first = step + 1
-			for e := 0; e < ts.Epochs; e++ {
-				r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
-			}
-			fmt.Printf("disc: resumed from the checkpoint after step %d\n", step)
-		case errors.Is(err, os.ErrNotExist):
-			fmt.Println("disc: no checkpoint to resume from; starting afresh")
-		default:
-			jobrun.Fail(err)
-		}
-	}
 	t0 = time.Now()
-	for step := first; step <= pc.steps; step++ {
-		if ts.Pos+*batchSize > len(trainEx) {
-			ts.Pos = 0
-			ts.Epochs++
-			r.Shuffle(len(trainEx), func(i, j int) { trainEx[i], trainEx[j] = trainEx[j], trainEx[i] })
-		}
-		ts.LossSum += float64(tr.Step(trainEx[ts.Pos : ts.Pos+*batchSize]))
-		ts.LossN++
-		ts.Pos += *batchSize
-		if step%every == 0 || step == pc.steps {
+	res.Curve = runLoop(loop[examples.Coherence]{
+		name: "disc", format: disc.Format, exs: trainEx, steps: pc.steps, batch: *batchSize, seed: *seed,
+		step: tr.Step, modelCfg: dcfg, opt: tr.Opt, params: model.Params(), tokFP: tok.Fingerprint(),
+		eval: func() (any, string) {
 			met := model.Evaluate(tok, evalEx, 256)
-			p := curvePoint{Step: step, Examples: step * *batchSize, Seconds: time.Since(t0).Seconds(),
-				TrainLoss: ts.LossSum / float64(ts.LossN), HeldOut: met}
-			ts.Curve = append(ts.Curve, p)
-			ts.LossSum, ts.LossN = 0, 0
-			fmt.Printf("disc step %d (%.0fs): train loss %.4f, held-out loss %.4f acc %.3f auc %.3f (same-doc %.3f, random %.3f)\n",
-				step, p.Seconds, p.TrainLoss, met.Loss, met.Accuracy, met.AUC, met.AUCSameDoc, met.AUCRandom)
-		}
-		if step%ckEvery == 0 && step < pc.steps {
-			if err := tr.SaveCheckpoint(ckptDir, tok.Fingerprint(), step, ts); err != nil {
-				jobrun.Fail(err)
-			}
-		}
-	}
-	res.Curve = ts.Curve
-	final := res.Curve[len(res.Curve)-1].HeldOut
+			return met, fmt.Sprintf("held-out loss %.4f acc %.3f auc %.3f (same-doc %.3f, random %.3f)",
+				met.Loss, met.Accuracy, met.AUC, met.AUCSameDoc, met.AUCRandom)
+		},
+	})
+	final := model.Evaluate(tok, evalEx, 256)
 	mrr, hits1 := model.Ranking(tok, evalEx, 20, *seed)
 	res.Disc = map[string]any{"config": dcfg, "steps": pc.steps, "batch": *batchSize, "lr": *lr,
 		"train_seconds": time.Since(t0).Seconds(), "held_out": final,
@@ -212,6 +189,37 @@ func main() {
 	fmt.Printf("disc: context ranking among 20 contexts: MRR %.3f, hits@1 %.3f\n", mrr, hits1)
 	if err := model.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.steps,
 		"held_out": final, "context_ranking_mrr_at_20": mrr}); err != nil {
+		jobrun.Fail(err)
+	}
+
+	// Generative infilling model: one model, three directions.
+	gcfg := pc.gen(tok.VocabSize())
+	gm, err := gen.New(gcfg, *seed)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	gTrain := examples.InfillExamples(trainDocs, cfg)
+	gHeld := examples.InfillExamples(heldDocs, cfg)
+	hr.Shuffle(len(gHeld), func(i, j int) { gHeld[i], gHeld[j] = gHeld[j], gHeld[i] })
+	gEval := gHeld[:min(*evalN, len(gHeld))]
+	fmt.Printf("gen: %d training examples, %d held-out examples, %d steps of %d\n",
+		len(gTrain), len(gEval), pc.genSteps, *batchSize)
+	gtr := gen.NewTrainer(gm, tok, *genLR)
+	t0 = time.Now()
+	res.GenCurve = runLoop(loop[examples.Infill]{
+		name: "gen", format: gen.Format, exs: gTrain, steps: pc.genSteps, batch: *batchSize, seed: *seed + 100,
+		step: gtr.Step, modelCfg: gcfg, opt: gtr.Opt, params: gm.Params(), tokFP: tok.Fingerprint(),
+		eval: func() (any, string) {
+			met := gm.Evaluate(tok, gEval, 64)
+			return met, fmt.Sprintf("held-out perplexity %.1f (to_s %.1f, to_left %.1f, to_right %.1f)",
+				met.All.Perplexity, met.ToSentence.Perplexity, met.ToLeft.Perplexity, met.ToRight.Perplexity)
+		},
+	})
+	gfinal := gm.Evaluate(tok, gEval, 64)
+	res.Gen = map[string]any{"config": gcfg, "steps": pc.genSteps, "batch": *batchSize, "lr": *genLR,
+		"train_seconds": time.Since(t0).Seconds(), "held_out": gfinal}
+	if err := gm.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.genSteps,
+		"held_out": gfinal}); err != nil {
 		jobrun.Fail(err)
 	}
 	b, _ := json.MarshalIndent(res, "", "  ")
@@ -269,4 +277,83 @@ func saveTokenizer(dir string, tok *tokenizer.Tokenizer) error {
 		return err
 	}
 	return os.Rename(filepath.Join(dir, "tokenizer.json.tmp"), filepath.Join(dir, "tokenizer.json"))
+}
+
+// loop describes one model's training run.
+type loop[E any] struct {
+	name, format string
+	exs          []E
+	steps, batch int
+	seed         uint64
+	step         func([]E) float32
+	eval         func() (metrics any, line string)
+	modelCfg     any
+	opt          *nn.Adam
+	params       []*nn.Param
+	tokFP        string
+}
+
+// runLoop trains for l.steps batches drawn from l.exs in an order fixed by
+// l.seed (reshuffled at each epoch), evaluates every --eval_every steps,
+// checkpoints into <output>/checkpoint/, and with --resume continues from
+// the checkpoint so the result equals an uninterrupted run. It returns the
+// learning curve.
+func runLoop[E any](l loop[E]) []curvePoint {
+	every := *evalEvery
+	if every <= 0 {
+		every = max(1, l.steps/10)
+	}
+	ckEvery := *ckptEvery
+	if ckEvery <= 0 {
+		ckEvery = every
+	}
+	if len(l.exs) < l.batch {
+		jobrun.Fail(fmt.Errorf("%s: %d training examples, fewer than one batch of %d", l.name, len(l.exs), l.batch))
+	}
+	ckptDir := filepath.Join(*output, "checkpoint")
+	r := rand.New(rand.NewPCG(l.seed, 1))
+	shuffle := func() { r.Shuffle(len(l.exs), func(i, j int) { l.exs[i], l.exs[j] = l.exs[j], l.exs[i] }) }
+	shuffle()
+	var ts trainState
+	first := 1
+	if *resume {
+		step, err := bundle.LoadCheckpoint(ckptDir, l.name, l.format, l.tokFP, l.modelCfg, l.opt, l.params, &ts)
+		switch {
+		case err == nil:
+			first = step + 1
+			for e := 0; e < ts.Epochs; e++ {
+				shuffle()
+			}
+			fmt.Printf("%s: resumed from the checkpoint after step %d\n", l.name, step)
+		case errors.Is(err, os.ErrNotExist):
+			fmt.Printf("%s: no checkpoint to resume from; starting afresh\n", l.name)
+		default:
+			jobrun.Fail(err)
+		}
+	}
+	t0 := time.Now()
+	for step := first; step <= l.steps; step++ {
+		if ts.Pos+l.batch > len(l.exs) {
+			ts.Pos = 0
+			ts.Epochs++
+			shuffle()
+		}
+		ts.LossSum += float64(l.step(l.exs[ts.Pos : ts.Pos+l.batch]))
+		ts.LossN++
+		ts.Pos += l.batch
+		if step%every == 0 || step == l.steps {
+			met, line := l.eval()
+			p := curvePoint{Step: step, Examples: step * l.batch, Seconds: time.Since(t0).Seconds(),
+				TrainLoss: ts.LossSum / float64(ts.LossN), HeldOut: met}
+			ts.Curve = append(ts.Curve, p)
+			ts.LossSum, ts.LossN = 0, 0
+			fmt.Printf("%s step %d (%.0fs): train loss %.4f, %s\n", l.name, step, p.Seconds, p.TrainLoss, line)
+		}
+		if step%ckEvery == 0 {
+			if err := bundle.SaveCheckpoint(ckptDir, l.name, l.format, l.tokFP, l.modelCfg, step, l.opt, l.params, ts); err != nil {
+				jobrun.Fail(err)
+			}
+		}
+	}
+	return ts.Curve
 }

@@ -1,9 +1,6 @@
 package disc
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/ctxsim/ctxsim/scoring/bundle"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
@@ -49,54 +46,4 @@ func Load(dir, tokenizerFingerprint string) (*Model, *Saved, error) {
 		return nil, nil, err
 	}
 	return m, &Saved{Format: h.Format, Config: cfg, Tokenizer: h.Tokenizer, WeightsSHA256: h.WeightsSHA256, Info: h.Info}, nil
-}
-
-// checkpointFormat names the checkpoint layout.
-const checkpointFormat = Format + "-checkpoint"
-
-// checkpoint is the config part of a training checkpoint.
-type checkpoint struct {
-	Model     Config          `json:"model"`
-	Step      int             `json:"step"`
-	AdamSteps int             `json:"adam_steps"`
-	State     json.RawMessage `json:"state"`
-}
-
-// SaveCheckpoint writes the model, the optimiser's moments and step count,
-// and the caller's state (JSON-encodable: data position, learning curve)
-// into dir as checkpoint.json and checkpoint.safetensors, atomically, so
-// training can resume after step.
-func (t *Trainer) SaveCheckpoint(dir, tokenizerFingerprint string, step int, state any) error {
-	st, err := json.Marshal(state)
-	if err != nil {
-		return err
-	}
-	ps := t.M.Params()
-	return bundle.Save(dir, "checkpoint", checkpointFormat, tokenizerFingerprint,
-		checkpoint{Model: t.M.Cfg, Step: step, AdamSteps: t.Opt.Steps, State: st}, nil,
-		append(ps, nn.MomentParams(ps)...))
-}
-
-// LoadCheckpoint restores a checkpoint written by SaveCheckpoint into the
-// trainer's model and optimiser, decodes the caller's state into state, and
-// returns the step it was taken after. The error wraps os.ErrNotExist when
-// dir holds no checkpoint; it is a clear error when the checkpoint is
-// corrupt or was made with another configuration or tokenizer.
-func (t *Trainer) LoadCheckpoint(dir, tokenizerFingerprint string, state any) (int, error) {
-	var c checkpoint
-	_, err := bundle.Load(dir, "checkpoint", checkpointFormat, tokenizerFingerprint, &c, func() ([]*nn.Param, error) {
-		if c.Model != t.M.Cfg {
-			return nil, fmt.Errorf("checkpoint made with model config %+v, this run uses %+v", c.Model, t.M.Cfg)
-		}
-		ps := t.M.Params()
-		return append(ps, nn.MomentParams(ps)...), nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	if err := json.Unmarshal(c.State, state); err != nil {
-		return 0, fmt.Errorf("checkpoint: corrupt trainer state: %w", err)
-	}
-	t.Opt.Steps = c.AdamSteps
-	return c.Step, nil
 }
