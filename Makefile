@@ -53,6 +53,7 @@ test-short:
 # Benchmarks print numbers; see bench/README.md.
 bench: build
 	./bench/run.sh
+	./bench/models.sh
 
 clean:
 	rm -rf bin $(OUT)
