@@ -106,3 +106,32 @@ func WriteAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Saved describes a saved model whose config has type C.
+type Saved[C any] struct {
+	Format        string
+	Config        C
+	Tokenizer     string
+	WeightsSHA256 string
+	Info          map[string]any
+}
+
+// LoadModel loads the model NAME from dir: it decodes the config, builds
+// the model with build and loads the checked weights into its parameters.
+func LoadModel[M interface{ Params() []*nn.Param }, C any](dir, name, format, tokenizerFingerprint string,
+	build func(C) (M, error)) (M, *Saved[C], error) {
+	var cfg C
+	var m M
+	h, err := Load(dir, name, format, tokenizerFingerprint, &cfg, func() ([]*nn.Param, error) {
+		var err error
+		if m, err = build(cfg); err != nil {
+			return nil, err
+		}
+		return m.Params(), nil
+	})
+	if err != nil {
+		var zero M
+		return zero, nil, err
+	}
+	return m, &Saved[C]{Format: h.Format, Config: cfg, Tokenizer: h.Tokenizer, WeightsSHA256: h.WeightsSHA256, Info: h.Info}, nil
+}

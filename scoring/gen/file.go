@@ -2,7 +2,6 @@ package gen
 
 import (
 	"github.com/ctxsim/ctxsim/scoring/bundle"
-	"github.com/ctxsim/ctxsim/scoring/nn"
 )
 
 // Format names the saved layout.
@@ -15,13 +14,7 @@ const (
 )
 
 // Saved describes a saved model.
-type Saved struct {
-	Format        string
-	Config        Config
-	Tokenizer     string
-	WeightsSHA256 string
-	Info          map[string]any
-}
+type Saved = bundle.Saved[Config]
 
 // Save writes the model into dir (see package bundle).
 func (m *Model) Save(dir, tokenizerFingerprint string, info map[string]any) error {
@@ -32,18 +25,6 @@ func (m *Model) Save(dir, tokenizerFingerprint string, info map[string]any) erro
 // is missing, corrupt or truncated (checksum), when the weights do not match
 // the config, or when the model was trained with another tokenizer.
 func Load(dir, tokenizerFingerprint string) (*Model, *Saved, error) {
-	var cfg Config
-	var m *Model
-	h, err := bundle.Load(dir, "gen", Format, tokenizerFingerprint, &cfg, func() ([]*nn.Param, error) {
-		var err error
-		m, err = New(cfg, 0)
-		if err != nil {
-			return nil, err
-		}
-		return m.Params(), nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, &Saved{Format: h.Format, Config: cfg, Tokenizer: h.Tokenizer, WeightsSHA256: h.WeightsSHA256, Info: h.Info}, nil
+	return bundle.LoadModel(dir, "gen", Format, tokenizerFingerprint,
+		func(c Config) (*Model, error) { return New(c, 0) })
 }
