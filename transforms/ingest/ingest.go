@@ -36,8 +36,6 @@ func init() {
 	} {
 		beam.RegisterType(t)
 	}
-	register.DoFn3x1[context.Context, string, func(string), error](&globFn{})
-	register.Emitter1[string]()
 	register.DoFn4x1[context.Context, string, func(schemas.Document), func(schemas.DeadLetter), error](&readFileFn{})
 	register.Emitter1[schemas.Document]()
 	register.Emitter1[schemas.DeadLetter]()
@@ -64,8 +62,7 @@ type Result struct {
 // gs://) and splits them into sentences and chunks.
 func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
 	s = s.Scope("ingest")
-	files := beam.ParDo(s, &globFn{}, beam.CreateList(s, patterns))
-	files = beam.Reshuffle(s, files)
+	files := beam.Reshuffle(s, parquetio.MatchFiles(s, patterns))
 	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts}, files)
 
 	keyed := beam.ParDo(s, keyByDocID, docs)
@@ -78,20 +75,6 @@ func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
 		Chunks:    chunks,
 		Dead:      beam.Flatten(s, dead1, dead2, dead3),
 	}
-}
-
-// globFn expands a pattern into the files it matches, sorted.
-type globFn struct{}
-
-func (f *globFn) ProcessElement(ctx context.Context, pattern string, emit func(string)) error {
-	files, err := parquetio.Glob(ctx, pattern)
-	if err != nil {
-		return err
-	}
-	for _, p := range files {
-		emit(p)
-	}
-	return nil
 }
 
 // IsJSONL reports whether a file name denotes JSONL (".jsonl", ".ndjson",

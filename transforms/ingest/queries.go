@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
 
 func init() {
@@ -35,7 +36,7 @@ const QueryDocID = "query"
 // corpus.SentenceID(QueryDocID, 0, text).
 func ReadQueries(s beam.Scope, patterns []string) (sentences, dead beam.PCollection) {
 	s = s.Scope("ReadQueries")
-	files := beam.ParDo(s, &globFn{}, beam.CreateList(s, patterns))
+	files := parquetio.MatchFiles(s, patterns)
 	sents, dead := beam.ParDo2(s, &readQueriesFn{}, files)
 	keyed := beam.ParDo(s, keyBySentenceID, sents)
 	return beam.ParDo(s, firstSentence, beam.GroupByKey(s, keyed)), dead

@@ -28,9 +28,14 @@ func init() {
 // records of type t. Every file must carry this project's schema version.
 func Read(s beam.Scope, pattern string, t reflect.Type) beam.PCollection {
 	s = s.Scope("parquetio.Read")
-	files := beam.ParDo(s, &globFn{}, beam.Create(s, pattern))
-	files = beam.Reshuffle(s, files)
+	files := beam.Reshuffle(s, MatchFiles(s, []string{pattern}))
 	return beam.ParDo(s, &readFn{Type: beam.EncodedType{T: t}}, files, beam.TypeDefinition{Var: beam.TType, T: t})
+}
+
+// MatchFiles expands globs (local or gs://) into the file names they match,
+// with Glob's rules: a glob that matches no file fails the job.
+func MatchFiles(s beam.Scope, patterns []string) beam.PCollection {
+	return beam.ParDo(s.Scope("MatchFiles"), &globFn{}, beam.CreateList(s, patterns))
 }
 
 // globFn expands a glob into file names, sorted. A glob matching no file is
