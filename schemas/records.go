@@ -105,9 +105,17 @@ type Context struct {
 
 // ScoredContext is a context reference with the score S(s, c) of a sentence.
 type ScoredContext struct {
-	ChunkID string  `parquet:"chunk_id" json:"chunk_id"`
-	Slot    int32   `parquet:"slot" json:"slot"`
-	Score   float32 `parquet:"score" json:"score"`
+	ChunkID string `parquet:"chunk_id" json:"chunk_id"`
+	// Slot is the index, in the chunk, of the sentence cut out.
+	Slot  int32   `parquet:"slot" json:"slot"`
+	Score float32 `parquet:"score" json:"score"`
+	// The terms of Eq. 3 before weighting: log p(y=1 | c, s) and the
+	// length-normalised log-likelihoods of s, c_<i and c_>i. A term that
+	// was switched off is zero.
+	Disc    float32 `parquet:"disc" json:"disc"`
+	ToS     float32 `parquet:"to_s" json:"to_s"`
+	ToLeft  float32 `parquet:"to_left" json:"to_left"`
+	ToRight float32 `parquet:"to_right" json:"to_right"`
 }
 
 // ContextSet is C_s: the diversity-constrained set of contexts chosen for a

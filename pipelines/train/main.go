@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
@@ -57,6 +58,8 @@ var (
 	evalN     = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
 	ckptEvery = flag.Int("checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
 	resume    = flag.Bool("resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
+	models    = flag.String("models", "disc,gen", "Which models to train: disc, gen or both. Two jobs on the same --output can train them in parallel; the tokenizer is deterministic, so both write the same one.")
+	genDirs   = flag.String("gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
 )
 
 // trainState is what a checkpoint records besides the model and optimiser.
@@ -156,7 +159,41 @@ func main() {
 	fmt.Printf("tokenizer: vocab %d, %.3f tokens/word on held-out text, %.1fs\n",
 		tok.VocabSize(), res.Tokenizer["held_out_tokens_per_word"], time.Since(t0).Seconds())
 
-	// Discriminative model.
+	want := map[string]bool{}
+	for _, m := range jobrun.SplitList(*models) {
+		if m != "disc" && m != "gen" {
+			jobrun.Fail(fmt.Errorf("--models: unknown model %q (disc, gen)", m))
+		}
+		want[m] = true
+	}
+	if len(want) == 0 {
+		jobrun.Fail(fmt.Errorf("--models: name at least one of disc, gen"))
+	}
+	dirs, err := parseDirections(*genDirs)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if want["disc"] {
+		trainDisc(&res, pc, tok, trainDocs, heldDocs, cfg)
+	}
+	if want["gen"] {
+		trainGen(&res, pc, tok, trainDocs, heldDocs, cfg, dirs)
+	}
+	name := "train-results.json"
+	if len(want) == 1 {
+		name = "train-results-" + jobrun.SplitList(*models)[0] + ".json"
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(*output, name), append(b, '\n'), 0o644); err != nil {
+		jobrun.Fail(err)
+	}
+	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), *output)
+}
+
+// trainDisc trains, evaluates and saves the coherence model.
+func trainDisc(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.Doc,
+	cfg examples.Config) {
+	hr := rand.New(rand.NewPCG(*seed, 2))
 	dcfg := disc.Config{Vocab: tok.VocabSize(), EmbedDim: pc.embed, Hidden: pc.hidden,
 		HeadHidden: pc.headHidden, Head: *head, MaxTokens: 64, Window: 2}
 	model, err := disc.New(dcfg, *seed)
@@ -165,13 +202,12 @@ func main() {
 	}
 	trainEx := examples.CoherenceExamples(trainDocs, cfg)
 	heldEx := examples.CoherenceExamples(heldDocs, examples.Config{Seed: int64(*seed) + 1})
-	hr := rand.New(rand.NewPCG(*seed, 2))
 	hr.Shuffle(len(heldEx), func(i, j int) { heldEx[i], heldEx[j] = heldEx[j], heldEx[i] })
 	evalEx := heldEx[:min(*evalN, len(heldEx))]
 	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
 		len(trainEx), len(evalEx), pc.steps, *batchSize, *head, nn.Backend())
 	tr := disc.NewTrainer(model, tok, *lr)
-	t0 = time.Now()
+	t0 := time.Now()
 	res.Curve = runLoop(loop[examples.Coherence]{
 		name: "disc", format: disc.Format, exs: trainEx, steps: pc.steps, batch: *batchSize, seed: *seed,
 		step: tr.Step, modelCfg: dcfg, opt: tr.Opt, params: model.Params(), tokFP: tok.Fingerprint(),
@@ -191,21 +227,26 @@ func main() {
 		"held_out": final, "context_ranking_mrr_at_20": mrr}); err != nil {
 		jobrun.Fail(err)
 	}
+}
 
-	// Generative infilling model: one model, three directions.
+// trainGen trains, evaluates and saves the infilling model on the given
+// directions.
+func trainGen(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.Doc,
+	cfg examples.Config, dirs []examples.Direction) {
+	hr := rand.New(rand.NewPCG(*seed, 3))
 	gcfg := pc.gen(tok.VocabSize())
 	gm, err := gen.New(gcfg, *seed)
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	gTrain := examples.InfillExamples(trainDocs, cfg)
-	gHeld := examples.InfillExamples(heldDocs, cfg)
+	gTrain := filterDirs(examples.InfillExamples(trainDocs, cfg), dirs)
+	gHeld := filterDirs(examples.InfillExamples(heldDocs, cfg), dirs)
 	hr.Shuffle(len(gHeld), func(i, j int) { gHeld[i], gHeld[j] = gHeld[j], gHeld[i] })
 	gEval := gHeld[:min(*evalN, len(gHeld))]
 	fmt.Printf("gen: %d training examples, %d held-out examples, %d steps of %d\n",
 		len(gTrain), len(gEval), pc.genSteps, *batchSize)
 	gtr := gen.NewTrainer(gm, tok, *genLR)
-	t0 = time.Now()
+	t0 := time.Now()
 	res.GenCurve = runLoop(loop[examples.Infill]{
 		name: "gen", format: gen.Format, exs: gTrain, steps: pc.genSteps, batch: *batchSize, seed: *seed + 100,
 		step: gtr.Step, modelCfg: gcfg, opt: gtr.Opt, params: gm.Params(), tokFP: tok.Fingerprint(),
@@ -219,14 +260,44 @@ func main() {
 	res.Gen = map[string]any{"config": gcfg, "steps": pc.genSteps, "batch": *batchSize, "lr": *genLR,
 		"train_seconds": time.Since(t0).Seconds(), "held_out": gfinal}
 	if err := gm.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.genSteps,
-		"held_out": gfinal}); err != nil {
+		"directions": *genDirs, "held_out": gfinal}); err != nil {
 		jobrun.Fail(err)
 	}
-	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(filepath.Join(*output, "train-results.json"), append(b, '\n'), 0o644); err != nil {
-		jobrun.Fail(err)
+}
+
+// parseDirections parses --gen_directions.
+func parseDirections(list string) ([]examples.Direction, error) {
+	var out []examples.Direction
+	for _, name := range jobrun.SplitList(list) {
+		found := false
+		for _, d := range []examples.Direction{examples.ToSentence, examples.ToLeft, examples.ToRight} {
+			if d.String() == name {
+				out = append(out, d)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("--gen_directions: unknown direction %q (to_s, to_left, to_right)", name)
+		}
 	}
-	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), *output)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--gen_directions: name at least one direction")
+	}
+	return out, nil
+}
+
+// filterDirs keeps the examples whose direction is in dirs.
+func filterDirs(exs []examples.Infill, dirs []examples.Direction) []examples.Infill {
+	if len(dirs) == 3 {
+		return exs
+	}
+	out := exs[:0]
+	for _, e := range exs {
+		if slices.Contains(dirs, e.Dir) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // sentences yields every sentence of docs.

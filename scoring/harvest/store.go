@@ -1,0 +1,74 @@
+// Package harvest is the arithmetic of the method between retrieval and
+// labels: expanding retrieved chunks into candidate contexts, reranking them
+// with the coherence model (Eq. 1), scoring them with Eq. 3, building the
+// diversity-constrained context set C_s, and labelling a pair of sentences
+// with Eq. 4. It knows nothing about Beam: transforms call it from DoFns and
+// the evaluate job calls it directly.
+package harvest
+
+import (
+	"fmt"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// Store holds the text of the corpus chunks, each distinct sentence once,
+// so that contexts can be resolved from (chunk ID, slot) and per-sentence
+// work (tokens, coherence vectors) can be cached by sentence index.
+type Store struct {
+	sentIdx map[string]int32 // sentence ID -> index
+	sents   []string
+	chunks  map[string]storedChunk
+	ids     []string // chunk IDs in insertion order
+}
+
+type storedChunk struct {
+	doc   string
+	sents []int32
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{sentIdx: map[string]int32{}, chunks: map[string]storedChunk{}}
+}
+
+// Add stores a chunk. Adding a chunk ID twice keeps the first.
+func (st *Store) Add(c schemas.Chunk) error {
+	if len(c.SentenceIDs) != len(c.Sentences) {
+		return fmt.Errorf("harvest: chunk %s has %d sentence IDs for %d sentences", c.ID, len(c.SentenceIDs), len(c.Sentences))
+	}
+	if _, ok := st.chunks[c.ID]; ok {
+		return nil
+	}
+	idx := make([]int32, len(c.Sentences))
+	for i, id := range c.SentenceIDs {
+		k, ok := st.sentIdx[id]
+		if !ok {
+			k = int32(len(st.sents))
+			st.sentIdx[id] = k
+			st.sents = append(st.sents, c.Sentences[i])
+		}
+		idx[i] = k
+	}
+	st.chunks[c.ID] = storedChunk{doc: c.DocID, sents: idx}
+	st.ids = append(st.ids, c.ID)
+	return nil
+}
+
+// Len is the number of chunks stored.
+func (st *Store) Len() int { return len(st.ids) }
+
+// Sentences is the number of distinct sentences stored.
+func (st *Store) Sentences() int { return len(st.sents) }
+
+// Text returns sentence k.
+func (st *Store) Text(k int32) string { return st.sents[k] }
+
+// ChunkIDAt returns the i-th chunk added.
+func (st *Store) ChunkIDAt(i int) string { return st.ids[i] }
+
+// chunk returns a stored chunk.
+func (st *Store) chunk(id string) (storedChunk, bool) {
+	c, ok := st.chunks[id]
+	return c, ok
+}
