@@ -72,3 +72,6 @@ func (st *Store) chunk(id string) (storedChunk, bool) {
 	c, ok := st.chunks[id]
 	return c, ok
 }
+
+// ChunkSentences returns the store indices of a chunk's sentences, or nil.
+func (st *Store) ChunkSentences(id string) []int32 { return st.chunks[id].sents }

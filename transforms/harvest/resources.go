@@ -1,0 +1,95 @@
+// Package harvest holds the Beam transforms of the harvest job and the
+// per-worker resources they share: the chunk store, the models and the
+// index, each opened once per process.
+package harvest
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/schemas"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+)
+
+// LoadStore reads the chunks table (a glob, local or gs://) into a store.
+func LoadStore(ctx context.Context, pattern string) (*hv.Store, error) {
+	files, err := parquetio.Glob(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("chunks: no files match %s", pattern)
+	}
+	st := hv.NewStore()
+	for _, name := range files {
+		if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
+			return st.Add(v.(schemas.Chunk))
+		}); err != nil {
+			return nil, fmt.Errorf("chunks: %s: %w", name, err)
+		}
+	}
+	return st, nil
+}
+
+// Resources are what a worker needs to run the method.
+type Resources struct {
+	Engine *hv.Engine
+	Models *hv.Models
+	Index  *retrieval.Index // nil when no index was asked for
+}
+
+// Paths locate the resources.
+type Paths struct {
+	Chunks string // chunks table glob
+	Models string // model directory
+	Index  string // index directory; empty for none
+}
+
+var (
+	resMu sync.Mutex
+	res   = map[Paths]*resEntry{}
+)
+
+type resEntry struct {
+	once sync.Once
+	r    *Resources
+	err  error
+}
+
+// Open returns the resources at p, loading them once per process: every
+// DoFn instance of a worker shares one store, one set of models (with
+// their caches) and one open index.
+func Open(ctx context.Context, p Paths) (*Resources, error) {
+	resMu.Lock()
+	e, ok := res[p]
+	if !ok {
+		e = &resEntry{}
+		res[p] = e
+	}
+	resMu.Unlock()
+	e.once.Do(func() {
+		st, err := LoadStore(ctx, p.Chunks)
+		if err != nil {
+			e.err = err
+			return
+		}
+		m, err := hv.LoadModels(p.Models)
+		if err != nil {
+			e.err = err
+			return
+		}
+		r := &Resources{Engine: hv.NewEngine(m.Tok, m.Disc, m.Gen, st), Models: m}
+		if p.Index != "" {
+			if r.Index, err = retrieval.Open(p.Index); err != nil {
+				e.err = err
+				return
+			}
+		}
+		e.r = r
+	})
+	return e.r, e.err
+}
