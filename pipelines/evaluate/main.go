@@ -30,6 +30,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
@@ -73,6 +74,7 @@ var (
 	maxPairs = flag.Int("pairs", 0, "Use the first N pairs (0: all).")
 	workers  = flag.Int("workers", 0, "Pairs evaluated at once (0: one per CPU).")
 	seed     = flag.Uint64("seed", 1, "Seed of the random-context ablation.")
+	blas     = flag.String("blas", "go", "Matrix multiply: go (batch-invariant: a score does not depend on its batch) or openblas.")
 )
 
 type pair struct {
@@ -101,6 +103,9 @@ func main() {
 	jobrun.Init(usage)
 	jobrun.Require("sts", "index", "chunks", "model", "output")
 	ctx := context.Background()
+	if err := nn.SetBackend(*blas); err != nil {
+		jobrun.Fail(err)
+	}
 	base, err := hv.Preset(*preset)
 	if err != nil {
 		jobrun.Fail(err)
@@ -142,9 +147,9 @@ func main() {
 		jobrun.Fail(err)
 	}
 	e := res.Engine
-	fmt.Printf("evaluate: %d pairs, %d chunks (%d sentences), models %s, index %s, loaded in %.1fs\n",
+	fmt.Printf("evaluate: %d pairs, %d chunks (%d sentences), models %s, index %s, %s, loaded in %.1fs\n",
 		len(pairs), e.Store.Len(), e.Store.Sentences(), res.Models.Fingerprint, res.Index.Meta.ID(),
-		time.Since(start).Seconds())
+		nn.Backend(), time.Since(start).Seconds())
 
 	// Baselines.
 	tf := newTFIDF(e.Store)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
+	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 )
 
@@ -291,5 +293,62 @@ func TestPresets(t *testing.T) {
 	}
 	if _, err := Preset("huge"); err == nil {
 		t.Fatal("unknown preset accepted")
+	}
+}
+
+// TestScoresBatchInvariant checks that, with the pure-Go matrix multiply,
+// a score does not depend on which other requests share its batch, so a
+// cached score equals a fresh one bit for bit and harvests are
+// reproducible.
+func TestScoresBatchInvariant(t *testing.T) {
+	prev := nn.Backend()
+	if err := nn.SetBackend("go"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if strings.HasPrefix(prev, "openblas") {
+			nn.SetBackend("openblas")
+		}
+	}()
+	chunks := testChunks(40)
+	e := testEngine(t, chunks)
+	var hits []schemas.Hit
+	for _, c := range chunks {
+		hits = append(hits, schemas.Hit{ChunkID: c.ID})
+	}
+	cands, _ := e.Candidates(hits)
+	var reqs []gen.Request
+	for i, c := range cands {
+		s := chunks[(i*7)%len(chunks)].Sentences[i%6] // varied lengths
+		for d := range 3 {
+			reqs = append(reqs, gen.Request{Left: e.tokens(c.Left), S: e.Tok.Encode(s), Right: e.tokens(c.Right),
+				Dir: examples.Direction(d)})
+		}
+	}
+	all := e.Gen.Score(reqs)
+	for i := 0; i < len(reqs); i += 7 {
+		if one := e.Gen.Score(reqs[i : i+1])[0]; one != all[i] {
+			t.Fatalf("request %d: %v alone, %v in a batch", i, one, all[i])
+		}
+	}
+	sub := e.Gen.Score(reqs[5:200])
+	for i := range sub {
+		if sub[i] != all[5+i] {
+			t.Fatalf("request %d: %v in one grouping, %v in another", 5+i, sub[i], all[5+i])
+		}
+	}
+	// The coherence vectors too.
+	var seqs [][]int32
+	for _, c := range chunks[:10] {
+		for _, s := range c.Sentences {
+			seqs = append(seqs, e.Tok.Encode(s))
+		}
+	}
+	vs := e.Disc.Encode(seqs)
+	for i := 0; i < len(seqs); i += 5 {
+		one := e.Disc.Encode(seqs[i : i+1])[0]
+		if !slices.Equal(one, vs[i]) {
+			t.Fatalf("sentence %d: vector depends on its batch", i)
+		}
 	}
 }

@@ -130,6 +130,12 @@ func maskedSoftmax(row []float32, pad []bool, visible int) {
 		return
 	}
 	if pad != nil {
+		// Trailing padding (the usual layout) is left out of the sum, so
+		// a row's result does not depend on how far its batch is padded:
+		// scores are the same whichever requests share a batch.
+		for visible > 0 && pad[visible-1] {
+			visible--
+		}
 		for j := 0; j < visible; j++ {
 			if pad[j] {
 				row[j] = float32(math.Inf(-1)) // e^-Inf clamps to ~1e-38, zeroed below.
