@@ -135,7 +135,10 @@ type LabeledPair struct {
 	Sentence2   string  `parquet:"sentence2" json:"sentence2"`
 	Label       float32 `parquet:"label" json:"label"`
 	// Split is "train", "dev" or "test", chosen from the pair's hash.
-	Split            string `parquet:"split" json:"split"`
+	Split string `parquet:"split" json:"split"`
+	// Stratum says how the pair was sampled: "near", "mid" or "far" by the
+	// retrieval rank linking the two sentences, or "random".
+	Stratum          string `parquet:"stratum" json:"stratum"`
 	NumContexts      int32  `parquet:"num_contexts" json:"num_contexts"`
 	ModelFingerprint string `parquet:"model_fingerprint" json:"model_fingerprint"`
 	IndexFingerprint string `parquet:"index_fingerprint" json:"index_fingerprint"`

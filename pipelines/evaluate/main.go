@@ -207,18 +207,17 @@ func main() {
 				}
 				for vi, v := range vs {
 					t0 := time.Now()
-					ev0 := e.Stats().GenEvals
 					st := v.Settings
-					a, _ := e.ContextSet(p.s1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.s1))
-					b, _ := e.ContextSet(p.s2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.s2))
-					lab, nc := e.Label(p.s1, p.s2, a, b, st)
+					a, ia := e.ContextSet(p.s1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.s1))
+					b, ib := e.ContextSet(p.s2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.s2))
+					lab, nc, lw := e.Label(p.s1, p.s2, a, b, st)
 					preds[vi][i] = lab
 					accMu.Lock()
 					accs[vi].union += float64(nc)
 					accs[vi].setSize += float64(len(a)+len(b)) / 2
-					// Evaluations are counted across workers, so this
-					// is approximate when workers > 1.
-					accs[vi].evals += e.Stats().GenEvals - ev0
+					// Evaluations computed for this variant; those it
+					// found cached from earlier variants are not counted.
+					accs[vi].evals += ia.Work.GenEvals + ib.Work.GenEvals + lw.GenEvals
 					accs[vi].seconds += time.Since(t0).Seconds()
 					accMu.Unlock()
 				}

@@ -88,7 +88,7 @@ type cached struct {
 	have uint8 // bit k: term k is computed
 }
 
-// Stats counts the work an Engine did.
+// Stats counts the work an Engine did, or one call's share of it.
 type Stats struct {
 	SentencesEncoded int64 // corpus and query sentences through the BiLSTM
 	DiscPairs        int64 // (sentence, context) pairs through the head
@@ -231,9 +231,12 @@ func (e *Engine) cacheKey(sHash uint64, c *Cand) string {
 // Score fills the components of Eq. 3 for sentence s and each candidate,
 // for the terms whose λ is not zero (the others are left at zero), taking
 // what it can from the cache and computing the rest in batches.
-func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) {
+//
+// It returns the work done by this call.
+func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
+	var work Stats
 	if len(cands) == 0 {
-		return
+		return work
 	}
 	sHash := maphash.String(e.seed, s)
 	var want uint8
@@ -252,7 +255,7 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) {
 			if got.have&(1<<k) != 0 {
 				cands[i].Comp[k] = got.comp[k]
 				if want&(1<<k) != 0 {
-					e.stats.CacheHits++
+					work.CacheHits++
 				}
 			}
 		}
@@ -270,6 +273,7 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) {
 	}
 	if len(discIdx) > 0 {
 		e.discTerm(sTok, cands, discIdx)
+		work.SentencesEncoded++
 	}
 	// Generative terms: one request per (candidate, direction).
 	var reqs []gen.Request
@@ -292,9 +296,10 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) {
 			cands[sl.cand].Comp[sl.term] = lp[j]
 		}
 	}
+	work.GenEvals = int64(len(reqs))
+	work.DiscPairs = int64(len(discIdx))
 	e.mu.Lock()
-	e.stats.GenEvals += int64(len(reqs))
-	e.stats.DiscPairs += int64(len(discIdx))
+	e.stats.add(work)
 	limit := e.CacheMax
 	if limit <= 0 {
 		limit = 4 << 20
@@ -319,15 +324,20 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) {
 	for i := range cands {
 		cands[i].S = cands[i].Comp.S(lambda)
 	}
+	return work
+}
+
+func (s *Stats) add(o Stats) {
+	s.SentencesEncoded += o.SentencesEncoded
+	s.DiscPairs += o.DiscPairs
+	s.GenEvals += o.GenEvals
+	s.CacheHits += o.CacheHits
 }
 
 // discTerm sets the coherence term of the candidates at idx.
 func (e *Engine) discTerm(sTok []int32, cands []Cand, idx []int) {
 	d := e.Disc.VecDim()
 	sv := e.Disc.Encode([][]int32{sTok})[0]
-	e.mu.Lock()
-	e.stats.SentencesEncoded++
-	e.mu.Unlock()
 	const batch = 4096
 	l := make([]float32, 0, batch*d)
 	r := make([]float32, 0, batch*d)

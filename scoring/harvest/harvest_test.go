@@ -215,7 +215,7 @@ func TestContextSetAndLabel(t *testing.T) {
 	}
 	setB, _ := e.ContextSet(b, hits[3:], st, 2)
 	before := e.Stats().GenEvals
-	lab, n := e.Label(a, b, setA, setB, st)
+	lab, n, _ := e.Label(a, b, setA, setB, st)
 	shared := 0
 	for _, x := range setA {
 		for _, y := range setB {
@@ -232,11 +232,11 @@ func TestContextSetAndLabel(t *testing.T) {
 	if evals := e.Stats().GenEvals - before; evals > int64(3*(n-shared)) {
 		t.Fatalf("%d generative evaluations for %d cross scores", evals, n-shared)
 	}
-	rev, _ := e.Label(b, a, setB, setA, st)
+	rev, _, _ := e.Label(b, a, setB, setA, st)
 	if math.Abs(lab-rev) > 1e-6 || lab < -1 || lab > 1 {
 		t.Fatalf("label %g, reversed %g", lab, rev)
 	}
-	if self, _ := e.Label(a, a, setA, setA, st); math.Abs(self-1) > 1e-6 {
+	if self, _, _ := e.Label(a, a, setA, setA, st); math.Abs(self-1) > 1e-6 {
 		t.Fatalf("self label %g", self)
 	}
 	st.RandomContexts = true

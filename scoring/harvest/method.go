@@ -74,6 +74,8 @@ func (s Settings) JSON() string {
 // SetInfo describes how a context set was built.
 type SetInfo struct {
 	Hits, MissingChunks, Candidates, Reranked int
+	// Work is what the call computed (cache hits are not computed).
+	Work Stats
 }
 
 // ContextSet builds C_s for sentence s from its retrieved chunks (or, with
@@ -96,13 +98,15 @@ func (e *Engine) ContextSet(s string, hits []schemas.Hit, st Settings, seed uint
 			all[i] = i
 		}
 		e.discTerm(e.Tok.Encode(s), cands, all)
+		rw := Stats{DiscPairs: int64(len(cands)), SentencesEncoded: 1}
 		e.mu.Lock()
-		e.stats.DiscPairs += int64(len(cands))
+		e.stats.add(rw)
 		e.mu.Unlock()
+		info.Work.add(rw)
 		cands = Rerank(cands, st.Rerank)
 	}
 	info.Reranked = len(cands)
-	e.Score(s, cands, st.Lambda)
+	info.Work.add(e.Score(s, cands, st.Lambda))
 	SortByS(cands)
 	return e.BuildSet(cands, st.SetSize, st.Diversity, st.MaxJaccard), info
 }
@@ -128,13 +132,14 @@ func (e *Engine) RandomCandidates(n int, seed uint64) []Cand {
 // (scored for their own sentence): over C = C_a + C_b (a context in both
 // counted once), v_a = [S(a, c)], v_b = [S(b, c)], and the label is their
 // similarity. Only the cross scores S(a, c ∈ C_b) and S(b, c ∈ C_a) are
-// computed, through the engine's cache. It returns the label and |C|.
-func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, int) {
+// computed, through the engine's cache. It returns the label, |C| and the
+// work done.
+func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, int, Stats) {
 	// Candidates of the other set, for the cross scores.
 	crossA := cloneNew(setB, setA) // contexts of C_b that a still needs
 	crossB := cloneNew(setA, setB)
-	e.Score(a, crossA, st.Lambda)
-	e.Score(b, crossB, st.Lambda)
+	work := e.Score(a, crossA, st.Lambda)
+	work.add(e.Score(b, crossB, st.Lambda))
 	sa := map[string]float32{}
 	sb := map[string]float32{}
 	for _, c := range setA {
@@ -163,7 +168,7 @@ func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, in
 			vb = append(vb, float64(sb[k]))
 		}
 	}
-	return Similarity(va, vb, st.Similarity), len(va)
+	return Similarity(va, vb, st.Similarity), len(va), work
 }
 
 // cloneNew returns fresh copies (scores cleared) of the contexts of from

@@ -1,0 +1,332 @@
+// Command harvest labels sentence pairs by the similarity of the contexts
+// they fit (Sun et al., TACL 2022): retrieval -> discriminative rerank ->
+// Eq. 3 scoring -> diversity-constrained context sets -> pair labels
+// (Eq. 4) -> Parquet.
+//
+//	go run ./pipelines/harvest --corpus=out/corpus --model=out/model --output=out/harvest
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/schemas"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
+	"github.com/ctxsim/ctxsim/transforms/index"
+	"github.com/ctxsim/ctxsim/transforms/ingest"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+)
+
+const usage = `
+harvest: corpus index + models -> labeled sentence pairs (Parquet).
+
+For each sampled corpus sentence: retrieve the top --top_k chunks (its own
+chunks excluded), expand them into contexts, keep the --rerank best by the
+coherence model, score those with Eq. 3, and select C_s (--set_size, at most
+one context per chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the
+sentences' retrieval neighbourhoods, stratified by link rank, plus random
+pairs; each is labelled with Eq. 4 over C_s1 + C_s2.
+
+Writes under --output:
+  pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
+  context_sets/   schemas.ContextSet, for audit
+  dead_letters/   sentences without contexts, pairs without context sets
+  summary.json    counts, label histogram, time and model calls per stage`
+
+var (
+	corpusDir  = flag.String("corpus", "", "Output directory of the index job: sets --index, --chunks and --sentences.")
+	indexDir   = flag.String("index", "", "Local index directory (default <corpus>/index).")
+	chunks     = flag.String("chunks", "", "Chunks table glob (default <corpus>/chunks/*.parquet).")
+	sentences  = flag.String("sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
+	model      = flag.String("model", "", "Model directory from the train job (required).")
+	output     = flag.String("output", "", "Output directory (required).")
+	preset     = flag.String("preset", "paper", "Settings preset: paper (20,000 chunks, R 1,000, |C_s| 500), small or demo.")
+	topK       = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
+	rerank     = flag.Int("rerank", 0, "Override: contexts kept by the coherence model (R).")
+	setSize    = flag.Int("set_size", 0, "Override: |C_s|.")
+	lambda     = flag.String("lambda", "", "Override: Eq. 3 weights disc,to_s,to_left,to_right (0 switches a term off).")
+	noDiv      = flag.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints.")
+	similarity = flag.String("similarity", "", "Override: Eq. 4 similarity, cosine or pearson.")
+	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
+	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
+	quota      = flag.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum.")
+	neighbours = flag.Int("pair_neighbours", 200, "Top hits of a sentence that link it to other sentences.")
+	seed       = flag.Uint64("seed", 1, "Seed of the pair sampler and the random-context ablation.")
+	blas       = flag.String("blas", "go", "Matrix multiply: go (batch-invariant, so runs are reproducible bit for bit) or openblas.")
+	shards     = flag.Int("parquet_shards", 4, "Files per Parquet table.")
+	show       = flag.Int("print", 5, "Print this many labeled pairs after the run (local output only).")
+)
+
+func main() {
+	jobrun.Init(usage)
+	jobrun.Require("model", "output")
+	if *corpusDir != "" {
+		setDefault(indexDir, filepath.Join(*corpusDir, "index"))
+		setDefault(chunks, filepath.Join(*corpusDir, "chunks", "*.parquet"))
+		setDefault(sentences, filepath.Join(*corpusDir, "sentences", "*.parquet"))
+	}
+	if *indexDir == "" || *chunks == "" || *sentences == "" {
+		jobrun.Fail(fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences"))
+	}
+	st, err := settings()
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	q, err := harvest.ParseQuota(*quota)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	pc := harvest.DefaultPairConfig()
+	pc.Seed, pc.Quota, pc.Neighbours = *seed, q, *neighbours
+	if err := index.CheckLocal(*indexDir); err != nil {
+		jobrun.Fail(err)
+	}
+	// Fail before the job starts if the index or the models cannot be opened.
+	ix, err := retrieval.Open(*indexDir)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	indexFP := ix.Meta.ID()
+	ix.Close()
+	models, err := hv.LoadModels(*model)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	absIndex, _ := filepath.Abs(*indexDir)
+	absModel, _ := filepath.Abs(*model)
+	cfg := harvest.Config{Paths: harvest.Paths{Chunks: absGlob(*chunks), Models: absModel, Index: absIndex},
+		Settings: st, Seed: *seed, BLAS: *blas}
+	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP}
+
+	start := time.Now()
+	p, s := beam.NewPipelineWithRoot()
+	sents := parquetio.Read(s, absGlob(*sentences), reflect.TypeOf(schemas.Sentence{}))
+	sents = ingest.Sample(s, *sample, harvest.FilterSentences(s, *minWords, sents))
+	hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: absIndex, K: st.TopK}, sents)
+	sets, cdead := harvest.ContextSets(s, cfg, hits)
+	pairs := harvest.SamplePairs(s, pc, sents, hits)
+	labeled, ldead := harvest.Label(s, lcfg, pairs, sets)
+	parquetio.Write(s, parquetio.Config{Dir: *output + "/pairs", NumShards: *shards}, labeled)
+	parquetio.Write(s, parquetio.Config{Dir: *output + "/context_sets", NumShards: *shards}, sets)
+	parquetio.Write(s, parquetio.Config{Dir: *output + "/dead_letters", NumShards: 1}, beam.Flatten(s, rdead, cdead, ldead))
+
+	c, err := jobrun.Run(context.Background(), "harvest", p)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	fmt.Println("counters:")
+	c.Print(os.Stdout, "harvest", "retrieve", "parquetio")
+	sum := summarize(c, st, pc, models.Fingerprint, indexFP, time.Since(start))
+	b, _ := json.MarshalIndent(sum, "", "  ")
+	if err := writeFile(*output+"/summary.json", append(b, '\n')); err != nil {
+		jobrun.Fail(err)
+	}
+	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.0f generative evaluations per pair\n",
+		sum.Labeled, strings.Join(strataLine(sum), ", "), time.Since(start).Round(time.Second), sum.GenEvalsPerPair)
+	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
+		*output, *output, *output)
+	if *show > 0 && !strings.Contains(*output, "://") {
+		if err := printPairs(*output+"/pairs", *show); err != nil {
+			jobrun.Fail(err)
+		}
+	}
+}
+
+func settings() (hv.Settings, error) {
+	st, err := hv.Preset(*preset)
+	if err != nil {
+		return st, err
+	}
+	if *topK > 0 {
+		st.TopK = *topK
+	}
+	if *rerank > 0 {
+		st.Rerank = *rerank
+	}
+	if *setSize > 0 {
+		st.SetSize = *setSize
+	}
+	if *lambda != "" {
+		ls := jobrun.SplitList(*lambda)
+		if len(ls) != hv.NumTerms {
+			return st, fmt.Errorf("--lambda: want %d weights, got %d", hv.NumTerms, len(ls))
+		}
+		for i, x := range ls {
+			if st.Lambda[i], err = strconv.ParseFloat(x, 64); err != nil {
+				return st, fmt.Errorf("--lambda: %w", err)
+			}
+		}
+	}
+	if *noDiv {
+		st.Diversity = false
+	}
+	if *similarity != "" {
+		st.Similarity = *similarity
+	}
+	return st, st.Validate()
+}
+
+// summary is written to summary.json.
+type summary struct {
+	Settings         hv.Settings        `json:"settings"`
+	Pairs            harvest.PairConfig `json:"pair_sampler"`
+	ModelFingerprint string             `json:"model_fingerprint"`
+	IndexFingerprint string             `json:"index_fingerprint"`
+	Runner           string             `json:"runner"`
+	Seconds          float64            `json:"seconds"`
+	SentencesKept    int64              `json:"sentences_kept"`
+	SentencesShort   int64              `json:"sentences_too_short"`
+	Queries          int64              `json:"sentences_retrieved"`
+	ContextSets      int64              `json:"context_sets"`
+	ContextSetsEmpty int64              `json:"context_sets_empty"`
+	MeanSetSize      float64            `json:"mean_set_size"`
+	Labeled          int64              `json:"pairs_labeled"`
+	ByStratum        map[string]int64   `json:"pairs_by_stratum"`
+	LabelHistogram   map[string]int64   `json:"label_histogram"`
+	StageSeconds     map[string]float64 `json:"stage_seconds"`
+	GenEvals         map[string]int64   `json:"gen_evals"`
+	GenEvalsPerPair  float64            `json:"gen_evals_per_pair"`
+	Counters         jobrun.Counters    `json:"counters"`
+}
+
+func summarize(c jobrun.Counters, st hv.Settings, pc harvest.PairConfig, modelFP, indexFP string, d time.Duration) summary {
+	s := summary{Settings: st, Pairs: pc, ModelFingerprint: modelFP, IndexFingerprint: indexFP,
+		Runner: jobrun.RunnerName(), Seconds: d.Seconds(),
+		SentencesKept: c["harvest/sentences_kept"], SentencesShort: c["harvest/sentences_too_short"],
+		Queries: c["retrieve/queries"], ContextSets: c["harvest/context_sets"],
+		ContextSetsEmpty: c["harvest/context_sets_empty"], Labeled: c["harvest/pairs_labeled"],
+		ByStratum: map[string]int64{}, LabelHistogram: map[string]int64{},
+		StageSeconds: map[string]float64{
+			"context_sets": float64(c["harvest/stage_ms_context_sets"]) / 1000,
+			"labels":       float64(c["harvest/stage_ms_labels"]) / 1000,
+		},
+		GenEvals: map[string]int64{
+			"context_sets": c["harvest/gen_evals_context_sets"],
+			"labels":       c["harvest/gen_evals_labels"],
+		},
+		Counters: c,
+	}
+	if s.ContextSets > 0 {
+		s.MeanSetSize = float64(c["harvest/selected_contexts"]) / float64(s.ContextSets)
+	}
+	for _, name := range harvest.Strata {
+		s.ByStratum[name] = c["harvest/pairs_"+name]
+	}
+	for i := range 20 {
+		s.LabelHistogram[harvest.HistBin(i)] = c["harvest_label_hist/"+harvest.HistBin(i)]
+	}
+	if s.Labeled > 0 {
+		s.GenEvalsPerPair = float64(s.GenEvals["context_sets"]+s.GenEvals["labels"]) / float64(s.Labeled)
+	}
+	return s
+}
+
+func strataLine(s summary) []string {
+	var out []string
+	for _, name := range harvest.Strata {
+		out = append(out, fmt.Sprintf("%s %d", name, s.ByStratum[name]))
+	}
+	return out
+}
+
+// printPairs prints n labeled pairs spread over the range of labels.
+func printPairs(dir string, n int) error {
+	files, err := filepath.Glob(dir + "/part-*.parquet")
+	if err != nil {
+		return err
+	}
+	var ps []schemas.LabeledPair
+	for _, f := range files {
+		rows, err := schemas.ReadFile[schemas.LabeledPair](f)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, rows...)
+	}
+	if len(ps) == 0 {
+		fmt.Println("no pairs were labeled")
+		return nil
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].Label != ps[j].Label {
+			return ps[i].Label > ps[j].Label
+		}
+		return ps[i].PairID < ps[j].PairID
+	})
+	fmt.Printf("\n%d labeled pairs; %d examples from highest to lowest label:\n", len(ps), min(n, len(ps)))
+	for k := range min(n, len(ps)) {
+		i := 0
+		if n > 1 {
+			i = k * (len(ps) - 1) / (n - 1)
+		}
+		p := ps[i]
+		fmt.Printf("\n  label %.4f  (%s, %s, |C| = %d)\n    1: %s\n    2: %s\n", p.Label, p.Stratum, p.Split,
+			p.NumContexts, clip(p.Sentence1, 200), clip(p.Sentence2, 200))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
+
+func setDefault(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// absGlob makes a local glob absolute, so workers started elsewhere find
+// it; remote globs are returned as they are.
+func absGlob(g string) string {
+	if strings.Contains(g, "://") {
+		return g
+	}
+	a, err := filepath.Abs(g)
+	if err != nil {
+		return g
+	}
+	return a
+}
+
+// writeFile writes a small file, locally or to any Beam filesystem.
+func writeFile(name string, data []byte) error {
+	ctx := context.Background()
+	if !strings.Contains(name, "://") {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+	}
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}

@@ -1,0 +1,165 @@
+package harvest
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/schemas"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/nn"
+	"github.com/ctxsim/ctxsim/transforms/progress"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(schemas.ContextSet{}))
+	register.DoFn4x1[context.Context, schemas.Retrieval, func(schemas.ContextSet), func(schemas.DeadLetter), error](&contextSetFn{})
+	register.Emitter1[schemas.ContextSet]()
+	register.DoFn3x0[context.Context, schemas.Sentence, func(schemas.Sentence)](&filterFn{})
+	register.Emitter1[schemas.Sentence]()
+}
+
+// Dead-letter reasons of the harvest.
+const (
+	ReasonNoContexts      = "no_contexts"         // no candidate context survived
+	ReasonMissingContexts = "missing_context_set" // a pair's sentence has no context set
+)
+
+// Config is what every harvest DoFn needs.
+type Config struct {
+	Paths    Paths
+	Settings hv.Settings
+	// Seed drives the random-context ablation and the pair sampler.
+	Seed uint64
+	// BLAS selects the matrix multiply ("go" or "openblas"); see nn.SetBackend.
+	BLAS string
+}
+
+// open loads the worker's resources and selects the matrix multiply.
+func (c Config) open(ctx context.Context) (*Resources, error) {
+	if c.BLAS != "" {
+		if err := nn.SetBackend(c.BLAS); err != nil {
+			return nil, err
+		}
+	}
+	return Open(ctx, c.Paths)
+}
+
+// ContextSets builds C_s (schemas.ContextSet) for each retrieval
+// (schemas.Retrieval): its chunks are expanded into contexts, reranked by
+// the coherence model, scored with Eq. 3 and selected under the diversity
+// constraints. Sentences left with no context go to the dead letters.
+func ContextSets(s beam.Scope, cfg Config, retrievals beam.PCollection) (sets, dead beam.PCollection) {
+	s = s.Scope("harvest.ContextSets")
+	return beam.ParDo2(s, &contextSetFn{Cfg: cfg}, retrievals)
+}
+
+type contextSetFn struct {
+	Cfg Config
+
+	res                                  *Resources
+	sets, empty, cands, reranked, ctxs   beam.Counter
+	missing, millis, genEvals, discPairs beam.Counter
+	prog                                 *progress.Reporter
+}
+
+func (f *contextSetFn) Setup(ctx context.Context) error {
+	var err error
+	if f.res, err = f.Cfg.open(ctx); err != nil {
+		return err
+	}
+	f.sets = beam.NewCounter("harvest", "context_sets")
+	f.empty = beam.NewCounter("harvest", "context_sets_empty")
+	f.cands = beam.NewCounter("harvest", "candidate_contexts")
+	f.reranked = beam.NewCounter("harvest", "reranked_contexts")
+	f.ctxs = beam.NewCounter("harvest", "selected_contexts")
+	f.missing = beam.NewCounter("harvest", "hits_missing_from_chunk_store")
+	f.millis = beam.NewCounter("harvest", "stage_ms_context_sets")
+	f.genEvals = beam.NewCounter("harvest", "gen_evals_context_sets")
+	f.discPairs = beam.NewCounter("harvest", "disc_pairs_context_sets")
+	f.prog = progress.New("harvest", "context sets")
+	return nil
+}
+
+// sentenceSeed derives a per-sentence seed, so random contexts do not
+// depend on the order sentences arrive in.
+func sentenceSeed(seed uint64, id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return seed ^ h.Sum64()
+}
+
+func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
+	emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) error {
+	t0 := time.Now()
+	e := f.res.Engine
+	hits := r.Hits[:min(len(r.Hits), f.Cfg.Settings.TopK)]
+	set, info := e.ContextSet(r.Text, hits, f.Cfg.Settings, sentenceSeed(f.Cfg.Seed, r.SentenceID))
+	f.cands.Inc(ctx, int64(info.Candidates))
+	f.reranked.Inc(ctx, int64(info.Reranked))
+	f.missing.Inc(ctx, int64(info.MissingChunks))
+	f.genEvals.Inc(ctx, info.Work.GenEvals)
+	f.discPairs.Inc(ctx, info.Work.DiscPairs)
+	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
+	f.prog.Add(1)
+	if len(set) == 0 {
+		f.empty.Inc(ctx, 1)
+		emitDead(schemas.DeadLetter{Stage: "harvest", Source: r.SentenceID, Reason: ReasonNoContexts,
+			Detail: fmt.Sprintf("%d hits gave %d candidate contexts (%d chunks missing from the store)",
+				len(hits), info.Candidates, info.MissingChunks), Record: clip(r.Text, 200)})
+		return nil
+	}
+	out := schemas.ContextSet{SentenceID: r.SentenceID, Text: r.Text, Contexts: make([]schemas.ScoredContext, len(set))}
+	for i := range set {
+		out.Contexts[i] = set[i].Ref()
+	}
+	f.sets.Inc(ctx, 1)
+	f.ctxs.Inc(ctx, int64(len(set)))
+	emit(out)
+	return nil
+}
+
+func (f *contextSetFn) Teardown() {
+	if f.prog != nil {
+		f.prog.Done()
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// FilterSentences keeps the sentences with at least minWords words (split
+// on spaces); shorter ones say too little to label and are counted.
+func FilterSentences(s beam.Scope, minWords int, sentences beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("harvest.FilterSentences"), &filterFn{MinWords: minWords}, sentences)
+}
+
+type filterFn struct {
+	MinWords int
+
+	kept, short beam.Counter
+}
+
+func (f *filterFn) Setup() {
+	f.kept = beam.NewCounter("harvest", "sentences_kept")
+	f.short = beam.NewCounter("harvest", "sentences_too_short")
+}
+
+func (f *filterFn) ProcessElement(ctx context.Context, s schemas.Sentence, emit func(schemas.Sentence)) {
+	if len(strings.Fields(s.Text)) < f.MinWords {
+		f.short.Inc(ctx, 1)
+		return
+	}
+	f.kept.Inc(ctx, 1)
+	emit(s)
+}

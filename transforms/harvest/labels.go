@@ -1,0 +1,203 @@
+package harvest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/schemas"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/progress"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(halfPair{}))
+	beam.RegisterType(reflect.TypeOf(pairJob{}))
+	beam.RegisterType(reflect.TypeOf(schemas.LabeledPair{}))
+	register.Function1x2[schemas.ContextSet, string, schemas.ContextSet](keyContextSet)
+	register.Function1x2[Pair, string, Pair](keyPairByA)
+	register.DoFn5x0[context.Context, string, func(*Pair) bool, func(*schemas.ContextSet) bool, func(string, halfPair)](&joinAFn{})
+	register.DoFn6x0[context.Context, string, func(*halfPair) bool, func(*schemas.ContextSet) bool, func(pairJob), func(schemas.DeadLetter)](&joinBFn{})
+	register.DoFn4x1[context.Context, pairJob, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&labelFn{})
+	register.Iter1[schemas.ContextSet]()
+	register.Iter1[halfPair]()
+	register.Emitter2[string, halfPair]()
+	register.Emitter1[pairJob]()
+	register.Emitter1[schemas.LabeledPair]()
+	register.Emitter1[schemas.DeadLetter]()
+}
+
+// halfPair is a pair joined with its first sentence's context set, or
+// missing it (Missing).
+type halfPair struct {
+	Pair    Pair
+	SetA    schemas.ContextSet
+	Missing bool
+}
+
+// pairJob is a pair with both context sets.
+type pairJob struct {
+	Pair       Pair
+	SetA, SetB schemas.ContextSet
+}
+
+func keyContextSet(c schemas.ContextSet) (string, schemas.ContextSet) { return c.SentenceID, c }
+func keyPairByA(p Pair) (string, Pair)                                { return p.A, p }
+func keyHalfByB(h halfPair) (string, halfPair)                        { return h.Pair.B, h }
+
+// LabelConfig adds provenance to Config.
+type LabelConfig struct {
+	Config
+	ModelFingerprint, IndexFingerprint string
+}
+
+// Label joins each pair with the context sets of its sentences and labels
+// it with Eq. 4, computing only the cross scores. Pairs whose sentence has
+// no context set go to the dead letters.
+func Label(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled, dead beam.PCollection) {
+	s = s.Scope("harvest.Label")
+	setsByID := beam.ParDo(s, keyContextSet, sets)
+	halves := beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByA, pairs), setsByID))
+	jobs, dead1 := beam.ParDo2(s, &joinBFn{}, beam.CoGroupByKey(s, halves, setsByID))
+	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, jobs)
+	return labeled, beam.Flatten(s, dead1, dead2)
+}
+
+type joinAFn struct{}
+
+func (f *joinAFn) ProcessElement(_ context.Context, _ string, pairs func(*Pair) bool,
+	sets func(*schemas.ContextSet) bool, emit func(string, halfPair)) {
+	var set schemas.ContextSet
+	have := sets(&set)
+	var p Pair
+	for pairs(&p) {
+		h := halfPair{Pair: p, Missing: !have}
+		if have {
+			h.SetA = set
+		}
+		emit(p.B, h)
+	}
+}
+
+type joinBFn struct{}
+
+func (f *joinBFn) ProcessElement(ctx context.Context, _ string, halves func(*halfPair) bool,
+	sets func(*schemas.ContextSet) bool, emit func(pairJob), emitDead func(schemas.DeadLetter)) {
+	var set schemas.ContextSet
+	have := sets(&set)
+	var h halfPair
+	for halves(&h) {
+		if h.Missing || !have {
+			missing := h.Pair.A
+			if !h.Missing {
+				missing = h.Pair.B
+			}
+			emitDead(schemas.DeadLetter{Stage: "harvest", Source: h.Pair.ID, Reason: ReasonMissingContexts,
+				Detail: fmt.Sprintf("sentence %s of pair %s has no context set", missing, h.Pair.ID),
+				Record: h.Pair.A + " " + h.Pair.B})
+			continue
+		}
+		emit(pairJob{Pair: h.Pair, SetA: h.SetA, SetB: set})
+	}
+}
+
+type labelFn struct {
+	Cfg LabelConfig
+
+	res                    *Resources
+	settings               string
+	labeled, millis, evals beam.Counter
+	hist                   [20]beam.Counter
+	strata                 map[string]beam.Counter
+	prog                   *progress.Reporter
+}
+
+func (f *labelFn) Setup(ctx context.Context) error {
+	var err error
+	if f.res, err = f.Cfg.open(ctx); err != nil {
+		return err
+	}
+	f.settings = f.Cfg.Settings.JSON()
+	f.labeled = beam.NewCounter("harvest", "pairs_labeled")
+	f.millis = beam.NewCounter("harvest", "stage_ms_labels")
+	f.evals = beam.NewCounter("harvest", "gen_evals_labels")
+	for i := range f.hist {
+		f.hist[i] = beam.NewCounter("harvest_label_hist", HistBin(i))
+	}
+	f.strata = map[string]beam.Counter{}
+	for _, s := range Strata {
+		f.strata[s] = beam.NewCounter("harvest", "pairs_"+s)
+	}
+	f.prog = progress.New("harvest", "pairs labeled")
+	return nil
+}
+
+// HistBin names bin i of the label histogram: 20 bins of width 0.1 over
+// [-1, 1].
+func HistBin(i int) string {
+	lo := -1 + float64(i)/10
+	return fmt.Sprintf("[%+.1f,%+.1f)", lo, lo+0.1)
+}
+
+func histIndex(x float64) int {
+	i := int(math.Floor((x + 1) * 10))
+	return min(max(i, 0), 19)
+}
+
+func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schemas.LabeledPair),
+	emitDead func(schemas.DeadLetter)) error {
+	t0 := time.Now()
+	e := f.res.Engine
+	a, err := e.Resolve(j.SetA.Contexts)
+	if err == nil {
+		var b []hv.Cand
+		b, err = e.Resolve(j.SetB.Contexts)
+		if err == nil {
+			lab, n, work := e.Label(j.SetA.Text, j.SetB.Text, a, b, f.Cfg.Settings)
+			f.evals.Inc(ctx, work.GenEvals)
+			f.labeled.Inc(ctx, 1)
+			f.hist[histIndex(lab)].Inc(ctx, 1)
+			f.strata[j.Pair.Stratum].Inc(ctx, 1)
+			f.millis.Inc(ctx, time.Since(t0).Milliseconds())
+			f.prog.Add(1)
+			emit(schemas.LabeledPair{
+				PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
+				Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab),
+				Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(n),
+				ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
+				Settings: f.settings,
+			})
+			return nil
+		}
+	}
+	// A context set that does not resolve against this chunk store comes
+	// from a different corpus: a data error, not a reason to stop the job.
+	emitDead(schemas.DeadLetter{Stage: "harvest", Source: j.Pair.ID, Reason: "unresolved_context",
+		Detail: err.Error(), Record: j.Pair.A + " " + j.Pair.B})
+	return nil
+}
+
+func (f *labelFn) Teardown() {
+	if f.prog != nil {
+		f.prog.Done()
+	}
+}
+
+// Split assigns a pair to "train", "dev" or "test" (98/1/1) by its ID.
+func Split(pairID string) string {
+	h := sha256.Sum256([]byte("split\x00" + pairID))
+	switch binary.LittleEndian.Uint64(h[:8]) % 100 {
+	case 98:
+		return "dev"
+	case 99:
+		return "test"
+	}
+	return "train"
+}

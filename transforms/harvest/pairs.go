@@ -1,0 +1,324 @@
+package harvest
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(Pair{}))
+	beam.RegisterType(reflect.TypeOf(member{}))
+	register.DoFn2x0[schemas.Retrieval, func(string, member)](&neighbourFn{})
+	register.DoFn2x0[schemas.Sentence, func(string, member)](&ownChunksFn{})
+	register.DoFn3x0[string, func(*member) bool, func(string, Pair)](&chunkPairsFn{})
+	register.DoFn2x0[schemas.Sentence, func(int, string)](&randomGroupFn{})
+	register.DoFn3x0[int, func(*string) bool, func(string, Pair)](&randomPairsFn{})
+	register.DoFn3x0[string, func(*Pair) bool, func(string, Pair)](&bestPairFn{})
+	register.DoFn3x0[string, func(*Pair) bool, func(Pair)](&quotaFn{})
+	register.Iter1[member]()
+	register.Iter1[Pair]()
+	register.Iter1[string]()
+	register.Emitter2[string, member]()
+	register.Emitter2[string, Pair]()
+	register.Emitter2[int, string]()
+	register.Emitter1[Pair]()
+}
+
+// Strata of sampled pairs. A pair is "random" when it was drawn at random,
+// and otherwise "near", "mid" or "far" by the best retrieval rank that
+// links its sentences (one sentence's chunk among the other's hits, or one
+// chunk among both sentences' hits).
+const (
+	StratumNear   = "near"
+	StratumMid    = "mid"
+	StratumFar    = "far"
+	StratumRandom = "random"
+)
+
+// Strata lists the strata in order.
+var Strata = []string{StratumNear, StratumMid, StratumFar, StratumRandom}
+
+// PairConfig configures the pair sampler.
+type PairConfig struct {
+	// Seed fixes every choice.
+	Seed uint64
+	// NearRank and MidRank bound the ranks of the near and mid strata:
+	// near < NearRank <= mid < MidRank <= far < Neighbours.
+	NearRank, MidRank int
+	// Neighbours is how many top hits of each sentence link it to others.
+	Neighbours int
+	// Quota is the number of pairs each sentence owns per stratum, in the
+	// order of Strata.
+	Quota [4]int
+	// RandomGroups is the number of groups random partners are drawn
+	// within; each group holds about 1/RandomGroups of the sentences.
+	RandomGroups int
+	// MaxPerChunk bounds the sentences a single chunk links, so that a
+	// chunk retrieved by many sentences does not produce quadratic pairs.
+	MaxPerChunk int
+}
+
+// DefaultPairConfig samples up to one pair per stratum per sentence.
+func DefaultPairConfig() PairConfig {
+	return PairConfig{Seed: 1, NearRank: 5, MidRank: 50, Neighbours: 200, Quota: [4]int{1, 1, 1, 1},
+		RandomGroups: 16, MaxPerChunk: 32}
+}
+
+// ParseQuota reads "near:1,mid:1,far:1,random:1" (missing strata get 0).
+func ParseQuota(s string) ([4]int, error) {
+	var q [4]int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, num, ok := strings.Cut(part, ":")
+		n, err := strconv.Atoi(num)
+		i := slices.Index(Strata, name)
+		if !ok || err != nil || n < 0 || i < 0 {
+			return q, fmt.Errorf("pair quota %q: want stratum:count with strata %v", part, Strata)
+		}
+		q[i] = n
+	}
+	return q, nil
+}
+
+// Pair is a sampled pair of sentences, A < B.
+type Pair struct {
+	ID      string
+	A, B    string
+	Stratum string
+	// Rank is the retrieval rank linking the two, -1 for random pairs.
+	Rank int32
+}
+
+// member is a sentence linked to a chunk: by retrieval at Rank, or, with
+// Rank -1, because the sentence lies in the chunk.
+type member struct {
+	Sentence string
+	Rank     int32
+}
+
+// PairID is the stable identity of an unordered pair.
+func PairID(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	h := sha256.Sum256([]byte(a + "\x00" + b))
+	return hex.EncodeToString(h[:16])
+}
+
+func newPair(a, b string, rank int32, cfg PairConfig) Pair {
+	if b < a {
+		a, b = b, a
+	}
+	p := Pair{ID: PairID(a, b), A: a, B: b, Rank: rank}
+	switch {
+	case rank < 0:
+		p.Stratum = StratumRandom
+	case int(rank) < cfg.NearRank:
+		p.Stratum = StratumNear
+	case int(rank) < cfg.MidRank:
+		p.Stratum = StratumMid
+	default:
+		p.Stratum = StratumFar
+	}
+	return p
+}
+
+// hash64 mixes the seed into a string hash, for seeded choices.
+func hash64(seed uint64, s string) uint64 {
+	h := sha256.Sum256([]byte(strconv.FormatUint(seed, 16) + "\x00" + s))
+	return binary.LittleEndian.Uint64(h[:8])
+}
+
+// SamplePairs chooses pairs among the sentences that have retrievals:
+// pairs linked through retrieval neighbourhoods, stratified by the rank of
+// the link, and random pairs for the low range of similarity. Every pair is
+// unordered, appears once, never pairs a sentence with itself, and is
+// chosen deterministically under cfg.Seed. Each sentence owns (by a hash of
+// the pair) up to cfg.Quota pairs per stratum; it may take part in more
+// that others own.
+func SamplePairs(s beam.Scope, cfg PairConfig, sentences, retrievals beam.PCollection) beam.PCollection {
+	s = s.Scope("harvest.SamplePairs")
+	links := beam.ParDo(s, &neighbourFn{Cfg: cfg}, retrievals)
+	own := beam.ParDo(s, &ownChunksFn{}, sentences)
+	byChunk := beam.GroupByKey(s, beam.Flatten(s, links, own))
+	linked := beam.ParDo(s, &chunkPairsFn{Cfg: cfg}, byChunk)
+	groups := beam.GroupByKey(s, beam.ParDo(s, &randomGroupFn{Cfg: cfg}, sentences))
+	random := beam.ParDo(s, &randomPairsFn{Cfg: cfg}, groups)
+	best := beam.ParDo(s, &bestPairFn{Cfg: cfg}, beam.GroupByKey(s, beam.Flatten(s, linked, random)))
+	return beam.ParDo(s, &quotaFn{Cfg: cfg}, beam.GroupByKey(s, best))
+}
+
+type neighbourFn struct{ Cfg PairConfig }
+
+func (f *neighbourFn) ProcessElement(r schemas.Retrieval, emit func(string, member)) {
+	for i, h := range r.Hits[:min(len(r.Hits), f.Cfg.Neighbours)] {
+		emit(h.ChunkID, member{Sentence: r.SentenceID, Rank: int32(i)})
+	}
+}
+
+type ownChunksFn struct{}
+
+func (f *ownChunksFn) ProcessElement(s schemas.Sentence, emit func(string, member)) {
+	for _, c := range s.ChunkIDs {
+		emit(c, member{Sentence: s.ID, Rank: -1})
+	}
+}
+
+// chunkPairsFn links, through one chunk, each sentence that retrieved it
+// with each sentence inside it and with the other sentences that retrieved
+// it; the link's rank is the worse of the ranks involved.
+type chunkPairsFn struct{ Cfg PairConfig }
+
+func (f *chunkPairsFn) ProcessElement(_ string, it func(*member) bool, emit func(string, Pair)) {
+	var retrievers, inside []member
+	var m member
+	for it(&m) {
+		if m.Rank < 0 {
+			inside = append(inside, m)
+		} else {
+			retrievers = append(retrievers, m)
+		}
+	}
+	if len(retrievers) == 0 {
+		return
+	}
+	order := func(ms []member) {
+		sort.Slice(ms, func(i, j int) bool {
+			if ms[i].Rank != ms[j].Rank {
+				return ms[i].Rank < ms[j].Rank
+			}
+			return ms[i].Sentence < ms[j].Sentence
+		})
+	}
+	order(retrievers)
+	order(inside)
+	retrievers = retrievers[:min(len(retrievers), f.Cfg.MaxPerChunk)]
+	inside = inside[:min(len(inside), f.Cfg.MaxPerChunk)]
+	for i, r := range retrievers {
+		for _, in := range inside {
+			if in.Sentence != r.Sentence {
+				p := newPair(r.Sentence, in.Sentence, r.Rank, f.Cfg)
+				emit(p.ID, p)
+			}
+		}
+		for _, r2 := range retrievers[i+1:] {
+			if r2.Sentence != r.Sentence {
+				p := newPair(r.Sentence, r2.Sentence, max(r.Rank, r2.Rank), f.Cfg)
+				emit(p.ID, p)
+			}
+		}
+	}
+}
+
+type randomGroupFn struct{ Cfg PairConfig }
+
+func (f *randomGroupFn) ProcessElement(s schemas.Sentence, emit func(int, string)) {
+	n := max(f.Cfg.RandomGroups, 1)
+	emit(int(hash64(f.Cfg.Seed, "group\x00"+s.ID)%uint64(n)), s.ID)
+}
+
+// randomPairsFn orders a group's sentences by a seeded hash and pairs each
+// with the next ones, as many as the random quota asks.
+type randomPairsFn struct{ Cfg PairConfig }
+
+func (f *randomPairsFn) ProcessElement(_ int, it func(*string) bool, emit func(string, Pair)) {
+	var ids []string
+	var id string
+	for it(&id) {
+		ids = append(ids, id)
+	}
+	h := func(s string) uint64 { return hash64(f.Cfg.Seed, "order\x00"+s) }
+	sort.Slice(ids, func(i, j int) bool {
+		hi, hj := h(ids[i]), h(ids[j])
+		if hi != hj {
+			return hi < hj
+		}
+		return ids[i] < ids[j]
+	})
+	q := f.Cfg.Quota[3]
+	for i := range ids {
+		for k := 1; k <= q && k < len(ids); k++ {
+			j := (i + k) % len(ids)
+			if ids[j] != ids[i] {
+				p := newPair(ids[i], ids[j], -1, f.Cfg)
+				emit(p.ID, p)
+			}
+		}
+	}
+}
+
+// bestPairFn keeps one record per pair (see better) and keys it by its
+// owner.
+type bestPairFn struct{ Cfg PairConfig }
+
+func (f *bestPairFn) ProcessElement(id string, it func(*Pair) bool, emit func(string, Pair)) {
+	var best Pair
+	found := false
+	var p Pair
+	for it(&p) {
+		if !found || better(p, best) {
+			best, found = p, true
+		}
+	}
+	if !found {
+		return
+	}
+	owner := best.A
+	if hash64(f.Cfg.Seed, "owner\x00"+id)&1 == 1 {
+		owner = best.B
+	}
+	emit(owner, best)
+}
+
+// better prefers a random draw (the rarer channel, which covers the low
+// range of similarity even when the two sentences happen to be linked),
+// then the strongest link.
+func better(p, q Pair) bool {
+	switch {
+	case p.Rank < 0 && q.Rank >= 0:
+		return true
+	case p.Rank >= 0 && q.Rank < 0:
+		return false
+	}
+	return p.Rank < q.Rank
+}
+
+// quotaFn keeps, of the pairs a sentence owns, up to the quota of each
+// stratum, chosen by a seeded hash.
+type quotaFn struct{ Cfg PairConfig }
+
+func (f *quotaFn) ProcessElement(_ string, it func(*Pair) bool, emit func(Pair)) {
+	by := map[string][]Pair{}
+	var p Pair
+	for it(&p) {
+		by[p.Stratum] = append(by[p.Stratum], p)
+	}
+	for i, st := range Strata {
+		ps := by[st]
+		sort.Slice(ps, func(a, b int) bool {
+			ha, hb := hash64(f.Cfg.Seed, "pick\x00"+ps[a].ID), hash64(f.Cfg.Seed, "pick\x00"+ps[b].ID)
+			if ha != hb {
+				return ha < hb
+			}
+			return ps[a].ID < ps[b].ID
+		})
+		for _, x := range ps[:min(len(ps), f.Cfg.Quota[i])] {
+			emit(x)
+		}
+	}
+}
