@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 		{"index", "../index"},
 		{"retrieve", "../retrieve"},
 		{"train", "../train"},
+		{"harvest", "../harvest"},
+		{"evaluate", "../evaluate"},
 		{"prism", "github.com/apache/beam/sdks/v2/go/cmd/prism"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)

@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// harvestFixture indexes and trains tiny models on a generated corpus.
+func harvestFixture(t *testing.T) (corpusOut, model string) {
+	t.Helper()
+	tmp := t.TempDir()
+	path := cleanCorpus(t, tmp, 40)
+	corpusOut = filepath.Join(tmp, "corpus")
+	run(t, "index", "--input="+path, "--output="+corpusOut, "--shards=2")
+	model = filepath.Join(tmp, "model")
+	run(t, "train", "--input="+path, "--output="+model, "--preset=tiny", "--vocab_size=400",
+		"--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100")
+	return corpusOut, model
+}
+
+func harvestArgs(corpusOut, model, out string) []string {
+	return []string{"--corpus=" + corpusOut, "--model=" + model, "--output=" + out, "--preset=demo",
+		"--top_k=60", "--rerank=24", "--set_size=8", "--sample=0.5", "--print=3", "--parquet_shards=3"}
+}
+
+func sortedPairs(t *testing.T, dir string) []schemas.LabeledPair {
+	ps := readAll[schemas.LabeledPair](t, dir)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].PairID < ps[j].PairID })
+	return ps
+}
+
+func sortedSets(t *testing.T, dir string) []schemas.ContextSet {
+	cs := readAll[schemas.ContextSet](t, dir)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].SentenceID < cs[j].SentenceID })
+	return cs
+}
+
+// TestHarvest runs the harvest job end to end and checks its output, that
+// a second run gives identical rows, and that a run killed midway and
+// started again gives the complete output without duplicates.
+func TestHarvest(t *testing.T) {
+	corpusOut, model := harvestFixture(t)
+	outA := filepath.Join(t.TempDir(), "a")
+	t0 := time.Now()
+	stdout := run(t, "harvest", harvestArgs(corpusOut, model, outA)...)
+	took := time.Since(t0)
+	if !strings.Contains(stdout, "pairs in "+outA+"/pairs") || !strings.Contains(stdout, "label ") {
+		t.Fatalf("harvest did not report its output and examples:\n%s", stdout)
+	}
+	pairs := sortedPairs(t, outA+"/pairs")
+	sets := sortedSets(t, outA+"/context_sets")
+	if len(pairs) < 20 || len(sets) < 20 {
+		t.Fatalf("%d pairs, %d context sets", len(pairs), len(sets))
+	}
+	setOf := map[string]schemas.ContextSet{}
+	for _, c := range sets {
+		if len(c.Contexts) == 0 || len(c.Contexts) > 8 {
+			t.Fatalf("context set of %s has %d contexts", c.SentenceID, len(c.Contexts))
+		}
+		chunks := map[string]bool{}
+		for i, x := range c.Contexts {
+			if chunks[x.ChunkID] {
+				t.Fatalf("context set of %s uses chunk %s twice", c.SentenceID, x.ChunkID)
+			}
+			chunks[x.ChunkID] = true
+			if i > 0 && x.Score > c.Contexts[i-1].Score {
+				t.Fatalf("context set of %s is not sorted by score", c.SentenceID)
+			}
+		}
+		setOf[c.SentenceID] = c
+	}
+	strata := map[string]int{}
+	for i, p := range pairs {
+		if i > 0 && p.PairID == pairs[i-1].PairID {
+			t.Fatalf("duplicate pair %s", p.PairID)
+		}
+		if p.SentenceID1 == p.SentenceID2 || p.Label < -1 || p.Label > 1 || p.NumContexts < 1 ||
+			p.ModelFingerprint == "" || p.IndexFingerprint == "" {
+			t.Fatalf("bad row %+v", p)
+		}
+		a, b := setOf[p.SentenceID1], setOf[p.SentenceID2]
+		if a.Text != p.Sentence1 || b.Text != p.Sentence2 {
+			t.Fatalf("pair %s: sentences do not match their context sets", p.PairID)
+		}
+		if n := int(p.NumContexts); n > len(a.Contexts)+len(b.Contexts) || n < max(len(a.Contexts), len(b.Contexts)) {
+			t.Fatalf("pair %s: |C| = %d for sets of %d and %d", p.PairID, n, len(a.Contexts), len(b.Contexts))
+		}
+		var st map[string]any
+		if err := json.Unmarshal([]byte(p.Settings), &st); err != nil || st["set_size"] != float64(8) {
+			t.Fatalf("settings %q: %v", p.Settings, err)
+		}
+		if p.Split != "train" && p.Split != "dev" && p.Split != "test" {
+			t.Fatalf("split %q", p.Split)
+		}
+		strata[p.Stratum]++
+	}
+	if strata["random"] == 0 || strata["near"] == 0 {
+		t.Fatalf("strata %v", strata)
+	}
+	var sum struct {
+		Labeled   int64            `json:"pairs_labeled"`
+		ByStratum map[string]int64 `json:"pairs_by_stratum"`
+		Hist      map[string]int64 `json:"label_histogram"`
+		GenPair   float64          `json:"gen_evals_per_pair"`
+	}
+	b, err := os.ReadFile(outA + "/summary.json")
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	var histTotal int64
+	for _, n := range sum.Hist {
+		histTotal += n
+	}
+	if sum.Labeled != int64(len(pairs)) || histTotal != sum.Labeled || sum.GenPair <= 0 {
+		t.Fatalf("summary: %d labeled, histogram total %d, %g evaluations per pair; %d rows",
+			sum.Labeled, histTotal, sum.GenPair, len(pairs))
+	}
+
+	// Same inputs: identical rows.
+	outB := filepath.Join(t.TempDir(), "b")
+	run(t, "harvest", harvestArgs(corpusOut, model, outB)...)
+	if !reflect.DeepEqual(sortedPairs(t, outB+"/pairs"), pairs) || !reflect.DeepEqual(sortedSets(t, outB+"/context_sets"), sets) {
+		t.Fatal("two runs with the same inputs differ")
+	}
+
+	// Killed midway, then run again into the same directory.
+	outC := filepath.Join(t.TempDir(), "c")
+	cmd := exec.Command(filepath.Join(binDir, "harvest"), harvestArgs(corpusOut, model, outC)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(took / 2)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(outC + "/pairs/_manifest.json"); err == nil {
+		t.Logf("the killed run had already finished its pairs table (it took %s before)", took)
+	}
+	run(t, "harvest", harvestArgs(corpusOut, model, outC)...)
+	if got := sortedPairs(t, outC+"/pairs"); !reflect.DeepEqual(got, pairs) {
+		t.Fatalf("restarted run: %d pairs, want the same %d as an uninterrupted run", len(got), len(pairs))
+	}
+	entries, _ := os.ReadDir(outC + "/pairs")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := fmt.Sprint([]string{"_manifest.json", "part-00000-of-00003.parquet", "part-00001-of-00003.parquet",
+		"part-00002-of-00003.parquet"}); fmt.Sprint(names) != want {
+		t.Fatalf("pairs directory after restart: %v", names)
+	}
+}
