@@ -50,6 +50,9 @@ little. Variants (--variants):
   no_diversity     without the one-per-chunk and Jaccard constraints
   set_N            |C_s| = N (R raised to 2N when smaller)
   pearson          Eq. 4 with centred score vectors
+  lambda=a:b:c:d   Eq. 3 with these weights
+  signal_N         S(s1, c) and S(s2, c) on the first N contexts retrieved
+                   for s1, without reranking or C_s (an early model check)
 
 Baselines, always run: tfidf (unigram TF-IDF cosine, IDF over the corpus
 chunks) and mean_word_vectors (cosine of the mean of the coherence model's
@@ -208,6 +211,17 @@ func main() {
 				for vi, v := range vs {
 					t0 := time.Now()
 					st := v.Settings
+					if strings.HasPrefix(v.Name, "signal_") {
+						lab, nc, w := signal(e, p.s1, p.s2, h1, st)
+						preds[vi][i] = lab
+						accMu.Lock()
+						accs[vi].union += float64(nc)
+						accs[vi].setSize += float64(nc)
+						accs[vi].evals += w.GenEvals
+						accs[vi].seconds += time.Since(t0).Seconds()
+						accMu.Unlock()
+						continue
+					}
 					a, ia := e.ContextSet(p.s1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.s1))
 					b, ib := e.ContextSet(p.s2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.s2))
 					lab, nc, lw := e.Label(p.s1, p.s2, a, b, st)
@@ -252,6 +266,22 @@ func main() {
 	fmt.Printf("evaluate: done in %s; results in %s\n", time.Since(start).Round(time.Second), *output)
 }
 
+// signal scores both sentences on the first st.SetSize contexts of s1's
+// retrieved chunks and compares the score vectors.
+func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (float64, int, hv.Stats) {
+	cands, _ := e.Candidates(h1)
+	cands = cands[:min(len(cands), st.SetSize)]
+	other := append([]hv.Cand(nil), cands...)
+	w := e.Score(s1, cands, st.Lambda)
+	w2 := e.Score(s2, other, st.Lambda)
+	w.GenEvals += w2.GenEvals
+	va, vb := make([]float64, len(cands)), make([]float64, len(cands))
+	for i := range cands {
+		va[i], vb[i] = float64(cands[i].S), float64(other[i].S)
+	}
+	return hv.Similarity(va, vb, st.Similarity), len(cands), w
+}
+
 func pairSeed(seed uint64, s string) uint64 {
 	h := fnv.New64a()
 	io.WriteString(h, s)
@@ -276,6 +306,26 @@ func makeVariants(base hv.Settings, names []string) ([]variant, error) {
 			s.Diversity = false
 		case n == "pearson":
 			s.Similarity = "pearson"
+		case strings.HasPrefix(n, "lambda="):
+			ls := strings.Split(strings.TrimPrefix(n, "lambda="), ":")
+			if len(ls) != hv.NumTerms {
+				return nil, fmt.Errorf("--variants: %q: want lambda=a:b:c:d", n)
+			}
+			for i, x := range ls {
+				v, err := strconv.ParseFloat(x, 64)
+				if err != nil {
+					return nil, fmt.Errorf("--variants: %q: %w", n, err)
+				}
+				s.Lambda[i] = v
+			}
+		case strings.HasPrefix(n, "signal_"):
+			// The early check of the models: S(s1, c) and S(s2, c) over
+			// the first N contexts retrieved for s1, no reranking.
+			k, err := strconv.Atoi(strings.TrimPrefix(n, "signal_"))
+			if err != nil || k < 1 {
+				return nil, fmt.Errorf("--variants: bad context count in %q", n)
+			}
+			s.SetSize, s.Rerank = k, max(k, s.Rerank)
 		case strings.HasPrefix(n, "set_"):
 			k, err := strconv.Atoi(strings.TrimPrefix(n, "set_"))
 			if err != nil || k < 1 {

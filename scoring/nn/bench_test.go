@@ -27,6 +27,10 @@ func BenchmarkBiLSTMForward(b *testing.B) {
 				releaseAll(x, o.Out, o.HFwd, o.CFwd, o.HBwd, o.CBwd)
 			}
 			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "sentences/s")
+			// Matrix-multiply work: per token and direction, the input
+			// projection (dim -> 4H) and the recurrent one (H -> 4H).
+			flops := float64(batch*steps) * 2 * 2 * 4 * hidden * float64(dim+hidden)
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
@@ -159,4 +163,19 @@ func BenchmarkEncDecScore(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "sequences/s")
+	b.ReportMetric(encDecFLOPs(vocab, d, ff, layers, ts, tt)*float64(batch*b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// encDecFLOPs is the matrix-multiply work of scoring one sequence: per
+// source token and encoder layer the Q, K, V, O projections, attention
+// scores and mixing, and the feed-forward; per target token and decoder
+// layer the same for self-attention, the cross-attention's Q and O and its
+// attention over the source, and the feed-forward; the cross-attention's K
+// and V over the source; and the output projection of every target token.
+func encDecFLOPs(vocab, d, ff, layers, ts, tt int) float64 {
+	D, F, S, T, V, L := float64(d), float64(ff), float64(ts), float64(tt), float64(vocab), float64(layers)
+	enc := S * L * (8*D*D + 4*S*D + 4*D*F)
+	dec := T * L * (8*D*D + 4*T*D + 4*D*D + 4*S*D + 4*D*F)
+	crossKV := S * L * 4 * D * D
+	return enc + dec + crossKV + T*2*D*V
 }
