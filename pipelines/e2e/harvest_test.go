@@ -46,6 +46,57 @@ func sortedSets(t *testing.T, dir string) []schemas.ContextSet {
 	return cs
 }
 
+// TestEvaluate runs the evaluation on a small STS-format file made of
+// corpus-like sentences and checks every variant and baseline is reported.
+func TestEvaluate(t *testing.T) {
+	corpusOut, model := harvestFixture(t)
+	tmp := t.TempDir()
+	var lines []string
+	lines = append(lines, "score\ts1\ts2\tgenre")
+	for i := range 12 {
+		lines = append(lines, fmt.Sprintf("%d.0\tMr. Smith met Dr. Jones in the U.S. capital %d.\tThey spoke of item %d at length.\tx", i%6, i, 3*i))
+	}
+	sts := filepath.Join(tmp, "sts.tsv")
+	os.WriteFile(sts, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	out := filepath.Join(tmp, "eval")
+	stdout := run(t, "evaluate", "--sts="+sts, "--index="+corpusOut+"/index", "--chunks="+corpusOut+"/chunks/*.parquet",
+		"--model="+model, "--output="+out, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6", "--pairs=10",
+		"--variants=origin,no_disc,random_contexts,set_10,signal_20,lambda=0:1:0:0")
+	var res struct {
+		Pairs   int `json:"pairs"`
+		Results []struct {
+			Name     string  `json:"name"`
+			Spearman float64 `json:"spearman_x100"`
+			Pairs    int     `json:"pairs"`
+			Evals    float64 `json:"gen_evals_per_pair"`
+		} `json:"results"`
+	}
+	b, err := os.ReadFile(out + "/results.json")
+	if err != nil || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("results.json: %v\n%s", err, stdout)
+	}
+	var names []string
+	for _, r := range res.Results {
+		names = append(names, r.Name)
+		if r.Pairs != 10 || r.Spearman < -100 || r.Spearman > 100 {
+			t.Fatalf("result %+v", r)
+		}
+	}
+	if want := "[tfidf mean_word_vectors origin no_disc random_contexts set_10 signal_20 lambda=0:1:0:0]"; fmt.Sprint(names) != want {
+		t.Fatalf("variants %v, want %s", names, want)
+	}
+	if res.Results[2].Evals <= 0 {
+		t.Fatal("origin reports no generative evaluations")
+	}
+	tsv, _ := os.ReadFile(out + "/pairs.tsv")
+	if n := strings.Count(string(tsv), "\n"); n != 11 {
+		t.Fatalf("pairs.tsv has %d lines, want a header and 10 pairs", n)
+	}
+	if !strings.Contains(stdout, "Spearman x100") {
+		t.Fatalf("no table printed:\n%s", stdout)
+	}
+}
+
 // TestHarvest runs the harvest job end to end and checks its output, that
 // a second run gives identical rows, and that a run killed midway and
 // started again gives the complete output without duplicates.

@@ -74,7 +74,7 @@ var (
 	lambda   = flag.String("lambda", "", "Override: the four weights of Eq. 3, comma-separated (disc,to_s,to_left,to_right).")
 	variants = flag.String("variants", "origin,no_disc,no_left_right,disc_only,random_contexts,no_diversity,set_20,set_100,pearson",
 		"Comma-separated variants to run (see above).")
-	maxPairs = flag.Int("pairs", 0, "Use the first N pairs (0: all).")
+	maxPairs = flag.Int("pairs", 0, "Use N pairs spread evenly over the file (every len/N-th; 0: all). STS files are ordered by genre, so a prefix would be one genre.")
 	workers  = flag.Int("workers", 0, "Pairs evaluated at once (0: one per CPU).")
 	seed     = flag.Uint64("seed", 1, "Seed of the random-context ablation.")
 	blas     = flag.String("blas", "go", "Matrix multiply: go (batch-invariant: a score does not depend on its batch) or openblas.")
@@ -364,9 +364,6 @@ func readSTS(path string, limit int) ([]pair, error) {
 		if line == 1 {
 			continue // header
 		}
-		if limit > 0 && len(out) >= limit {
-			break
-		}
 		cols := strings.Split(sc.Text(), "\t")
 		if len(cols) < 3 {
 			return nil, fmt.Errorf("%s:%d: want score, s1, s2 separated by tabs, got %d columns", path, line, len(cols))
@@ -383,6 +380,13 @@ func readSTS(path string, limit int) ([]pair, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
+	}
+	if limit > 0 && limit < len(out) {
+		picked := make([]pair, limit)
+		for i := range picked {
+			picked[i] = out[i*len(out)/limit]
+		}
+		out = picked
 	}
 	if len(out) < 2 {
 		return nil, fmt.Errorf("%s: %d pairs; need at least 2", path, len(out))
