@@ -187,7 +187,7 @@ func (e *Engine) tokens(ks []int32) [][]int32 {
 
 // vectors returns the coherence vectors of stored sentences, encoding the
 // missing ones in batches.
-func (e *Engine) vectors(ks []int32) [][]float32 {
+func (e *Engine) vectors(ks []int32, work *Stats) [][]float32 {
 	out := make([][]float32, len(ks))
 	var miss []int32
 	seen := map[int32]bool{}
@@ -212,6 +212,7 @@ func (e *Engine) vectors(ks []int32) [][]float32 {
 		}
 		e.stats.SentencesEncoded += int64(len(part))
 		e.mu.Unlock()
+		work.SentencesEncoded += int64(len(part))
 	}
 	e.mu.Lock()
 	for i, k := range ks {
@@ -271,9 +272,10 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 			discIdx = append(discIdx, i)
 		}
 	}
+	var encodedHere int64
 	if len(discIdx) > 0 {
-		e.discTerm(sTok, cands, discIdx)
-		work.SentencesEncoded++
+		e.discTerm(sTok, cands, discIdx, &work) // counts corpus encodes in e.stats too
+		encodedHere = 1
 	}
 	// Generative terms: one request per (candidate, direction).
 	var reqs []gen.Request
@@ -298,8 +300,10 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 	}
 	work.GenEvals = int64(len(reqs))
 	work.DiscPairs = int64(len(discIdx))
+	work.SentencesEncoded += encodedHere
 	e.mu.Lock()
-	e.stats.add(work)
+	e.stats.add(Stats{GenEvals: work.GenEvals, DiscPairs: work.DiscPairs, CacheHits: work.CacheHits,
+		SentencesEncoded: encodedHere})
 	limit := e.CacheMax
 	if limit <= 0 {
 		limit = 4 << 20
@@ -335,7 +339,7 @@ func (s *Stats) add(o Stats) {
 }
 
 // discTerm sets the coherence term of the candidates at idx.
-func (e *Engine) discTerm(sTok []int32, cands []Cand, idx []int) {
+func (e *Engine) discTerm(sTok []int32, cands []Cand, idx []int, work *Stats) {
 	d := e.Disc.VecDim()
 	sv := e.Disc.Encode([][]int32{sTok})[0]
 	const batch = 4096
@@ -350,7 +354,7 @@ func (e *Engine) discTerm(sTok []int32, cands []Cand, idx []int) {
 			ks = append(ks, cands[i].Left...)
 			ks = append(ks, cands[i].Right...)
 		}
-		vs := e.vectors(ks)
+		vs := e.vectors(ks, work)
 		l, r, sRep = l[:0], r[:0], sRep[:0]
 		p := 0
 		for _, i := range part {

@@ -97,11 +97,15 @@ func (e *Engine) ContextSet(s string, hits []schemas.Hit, st Settings, seed uint
 		for i := range all {
 			all[i] = i
 		}
-		e.discTerm(e.Tok.Encode(s), cands, all)
-		rw := Stats{DiscPairs: int64(len(cands)), SentencesEncoded: 1}
+		// discTerm counts the corpus sentences it encodes in both the
+		// engine's totals and rw; the rest is counted here.
+		var rw Stats
+		e.discTerm(e.Tok.Encode(s), cands, all, &rw)
+		extra := Stats{DiscPairs: int64(len(cands)), SentencesEncoded: 1}
 		e.mu.Lock()
-		e.stats.add(rw)
+		e.stats.add(extra)
 		e.mu.Unlock()
+		rw.add(extra)
 		info.Work.add(rw)
 		cands = Rerank(cands, st.Rerank)
 	}

@@ -66,6 +66,7 @@ type contextSetFn struct {
 	res                                  *Resources
 	sets, empty, cands, reranked, ctxs   beam.Counter
 	missing, millis, genEvals, discPairs beam.Counter
+	encoded                              beam.Counter
 	prog                                 *progress.Reporter
 }
 
@@ -83,6 +84,7 @@ func (f *contextSetFn) Setup(ctx context.Context) error {
 	f.millis = beam.NewCounter("harvest", "stage_ms_context_sets")
 	f.genEvals = beam.NewCounter("harvest", "gen_evals_context_sets")
 	f.discPairs = beam.NewCounter("harvest", "disc_pairs_context_sets")
+	f.encoded = beam.NewCounter("harvest", "sentences_encoded")
 	f.prog = progress.New("harvest", "context sets")
 	return nil
 }
@@ -106,6 +108,7 @@ func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 	f.missing.Inc(ctx, int64(info.MissingChunks))
 	f.genEvals.Inc(ctx, info.Work.GenEvals)
 	f.discPairs.Inc(ctx, info.Work.DiscPairs)
+	f.encoded.Inc(ctx, info.Work.SentencesEncoded)
 	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
 	f.prog.Add(1)
 	if len(set) == 0 {
