@@ -62,17 +62,18 @@ Writes --output/results.json and --output/pairs.tsv (every pair's label
 under every variant).`
 
 var (
-	sts      = flag.String("sts", "", "STS TSV file (required).")
-	indexDir = flag.String("index", "", "Index directory from the index job (required).")
-	chunks   = flag.String("chunks", "", "Chunks table glob from the index job (required).")
-	model    = flag.String("model", "", "Model directory from the train job (required).")
-	output   = flag.String("output", "", "Directory for results.json and pairs.tsv (required).")
-	preset   = flag.String("preset", "small", "Settings preset: paper, small or demo.")
-	topK     = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
-	rerank   = flag.Int("rerank", 0, "Override: contexts kept by the coherence model (R).")
-	setSize  = flag.Int("set_size", 0, "Override: |C_s|.")
-	lambda   = flag.String("lambda", "", "Override: the four weights of Eq. 3, comma-separated (disc,to_s,to_left,to_right).")
-	variants = flag.String("variants", "origin,no_disc,no_left_right,disc_only,random_contexts,no_diversity,set_20,set_100,pearson",
+	sts        = flag.String("sts", "", "STS TSV file (required).")
+	indexDir   = flag.String("index", "", "Index directory from the index job (required).")
+	chunks     = flag.String("chunks", "", "Chunks table glob from the index job (required).")
+	model      = flag.String("model", "", "Model directory from the train job (required).")
+	output     = flag.String("output", "", "Directory for results.json and pairs.tsv (required).")
+	preset     = flag.String("preset", "small", "Settings preset: paper, small or demo.")
+	topK       = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
+	rerank     = flag.Int("rerank", 0, "Override: contexts kept by the coherence model (R).")
+	setSize    = flag.Int("set_size", 0, "Override: |C_s|.")
+	lambda     = flag.String("lambda", "", "Override: the four weights of Eq. 3, comma-separated (disc,to_s,to_left,to_right).")
+	similarity = flag.String("similarity", "", "Override: Eq. 4 similarity of origin and its ablations, cosine or pearson.")
+	variants   = flag.String("variants", "origin,no_disc,no_left_right,disc_only,random_contexts,no_diversity,set_20,set_100,pearson",
 		"Comma-separated variants to run (see above).")
 	maxPairs = flag.Int("pairs", 0, "Use N pairs spread evenly over the file (every len/N-th; 0: all). STS files are ordered by genre, so a prefix would be one genre.")
 	workers  = flag.Int("workers", 0, "Pairs evaluated at once (0: one per CPU).")
@@ -113,27 +114,8 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	if *topK > 0 {
-		base.TopK = *topK
-	}
-	if *rerank > 0 {
-		base.Rerank = *rerank
-	}
-	if *setSize > 0 {
-		base.SetSize = *setSize
-	}
-	if *lambda != "" {
-		ls := jobrun.SplitList(*lambda)
-		if len(ls) != hv.NumTerms {
-			jobrun.Fail(fmt.Errorf("--lambda: want %d weights, got %d", hv.NumTerms, len(ls)))
-		}
-		for i, s := range ls {
-			if base.Lambda[i], err = strconv.ParseFloat(s, 64); err != nil {
-				jobrun.Fail(fmt.Errorf("--lambda: %w", err))
-			}
-		}
-	}
-	if err := base.Validate(); err != nil {
+	if base, err = (hv.Overrides{TopK: *topK, Rerank: *rerank, SetSize: *setSize, Lambda: *lambda,
+		Similarity: *similarity}).Apply(base); err != nil {
 		jobrun.Fail(err)
 	}
 	vs, err := makeVariants(base, jobrun.SplitList(*variants))

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,33 +151,8 @@ func settings() (hv.Settings, error) {
 	if err != nil {
 		return st, err
 	}
-	if *topK > 0 {
-		st.TopK = *topK
-	}
-	if *rerank > 0 {
-		st.Rerank = *rerank
-	}
-	if *setSize > 0 {
-		st.SetSize = *setSize
-	}
-	if *lambda != "" {
-		ls := jobrun.SplitList(*lambda)
-		if len(ls) != hv.NumTerms {
-			return st, fmt.Errorf("--lambda: want %d weights, got %d", hv.NumTerms, len(ls))
-		}
-		for i, x := range ls {
-			if st.Lambda[i], err = strconv.ParseFloat(x, 64); err != nil {
-				return st, fmt.Errorf("--lambda: %w", err)
-			}
-		}
-	}
-	if *noDiv {
-		st.Diversity = false
-	}
-	if *similarity != "" {
-		st.Similarity = *similarity
-	}
-	return st, st.Validate()
+	return hv.Overrides{TopK: *topK, Rerank: *rerank, SetSize: *setSize, Lambda: *lambda,
+		NoDiversity: *noDiv, Similarity: *similarity}.Apply(st)
 }
 
 // summary is written to summary.json.

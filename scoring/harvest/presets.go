@@ -3,6 +3,7 @@ package harvest
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -37,4 +38,47 @@ func Preset(name string) (Settings, error) {
 		return Settings{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(names, ", "))
 	}
 	return p(), nil
+}
+
+// Overrides are changes to a preset, as given on a command line; zero
+// values keep the preset's setting.
+type Overrides struct {
+	TopK, Rerank, SetSize int
+	// Lambda is "w1,w2,w3,w4".
+	Lambda      string
+	NoDiversity bool
+	Similarity  string
+}
+
+// Apply returns s with the overrides applied, validated.
+func (o Overrides) Apply(s Settings) (Settings, error) {
+	if o.TopK > 0 {
+		s.TopK = o.TopK
+	}
+	if o.Rerank > 0 {
+		s.Rerank = o.Rerank
+	}
+	if o.SetSize > 0 {
+		s.SetSize = o.SetSize
+	}
+	if o.Lambda != "" {
+		ls := strings.Split(o.Lambda, ",")
+		if len(ls) != NumTerms {
+			return s, fmt.Errorf("lambda: want %d comma-separated weights, got %q", NumTerms, o.Lambda)
+		}
+		for i, x := range ls {
+			v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil {
+				return s, fmt.Errorf("lambda: %w", err)
+			}
+			s.Lambda[i] = v
+		}
+	}
+	if o.NoDiversity {
+		s.Diversity = false
+	}
+	if o.Similarity != "" {
+		s.Similarity = o.Similarity
+	}
+	return s, s.Validate()
 }
