@@ -92,15 +92,19 @@ type variant struct {
 }
 
 type result struct {
-	Name         string  `json:"name"`
-	Spearman100  float64 `json:"spearman_x100"`
-	Pairs        int     `json:"pairs"`
-	MeanContexts float64 `json:"mean_union_contexts,omitempty"`
-	MeanSetSize  float64 `json:"mean_set_size,omitempty"`
-	GenEvalsPair float64 `json:"gen_evals_per_pair,omitempty"`
-	Seconds      float64 `json:"seconds,omitempty"`
-	Settings     any     `json:"settings,omitempty"`
-	Note         string  `json:"note,omitempty"`
+	Name        string  `json:"name"`
+	Spearman100 float64 `json:"spearman_x100"`
+	// Spearman100Other is the same contexts compared with the other Eq. 4
+	// similarity (pearson when the variant uses cosine, and back).
+	Spearman100Other float64 `json:"spearman_x100_other_similarity,omitempty"`
+	OtherSimilarity  string  `json:"other_similarity,omitempty"`
+	Pairs            int     `json:"pairs"`
+	MeanContexts     float64 `json:"mean_union_contexts,omitempty"`
+	MeanSetSize      float64 `json:"mean_set_size,omitempty"`
+	GenEvalsPair     float64 `json:"gen_evals_per_pair,omitempty"`
+	Seconds          float64 `json:"seconds,omitempty"`
+	Settings         any     `json:"settings,omitempty"`
+	Note             string  `json:"note,omitempty"`
 }
 
 func main() {
@@ -157,8 +161,10 @@ func main() {
 		maxK = max(maxK, v.Settings.TopK)
 	}
 	preds := make([][]float64, len(vs))
+	other := make([][]float64, len(vs))
 	for i := range preds {
 		preds[i] = make([]float64, len(pairs))
+		other[i] = make([]float64, len(pairs))
 	}
 	type acc struct {
 		union, setSize float64
@@ -194,8 +200,10 @@ func main() {
 					t0 := time.Now()
 					st := v.Settings
 					if strings.HasPrefix(v.Name, "signal_") {
-						lab, nc, w := signal(e, p.s1, p.s2, h1, st)
-						preds[vi][i] = lab
+						va, vb, w := signal(e, p.s1, p.s2, h1, st)
+						nc := len(va)
+						preds[vi][i] = hv.Similarity(va, vb, st.Similarity)
+						other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
 						accMu.Lock()
 						accs[vi].union += float64(nc)
 						accs[vi].setSize += float64(nc)
@@ -206,8 +214,10 @@ func main() {
 					}
 					a, ia := e.ContextSet(p.s1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.s1))
 					b, ib := e.ContextSet(p.s2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.s2))
-					lab, nc, lw := e.Label(p.s1, p.s2, a, b, st)
-					preds[vi][i] = lab
+					va, vb, lw := e.LabelVectors(p.s1, p.s2, a, b, st)
+					nc := len(va)
+					preds[vi][i] = hv.Similarity(va, vb, st.Similarity)
+					other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
 					accMu.Lock()
 					accs[vi].union += float64(nc)
 					accs[vi].setSize += float64(len(a)+len(b)) / 2
@@ -238,6 +248,7 @@ func main() {
 	np := float64(len(pairs))
 	for vi, v := range vs {
 		results = append(results, result{Name: v.Name, Spearman100: 100 * hv.Spearman(preds[vi], gold),
+			Spearman100Other: 100 * hv.Spearman(other[vi], gold), OtherSimilarity: otherSim(v.Settings.Similarity),
 			Pairs: len(pairs), MeanContexts: accs[vi].union / np, MeanSetSize: accs[vi].setSize / np,
 			GenEvalsPair: float64(accs[vi].evals) / np, Seconds: accs[vi].seconds, Settings: v.Settings})
 	}
@@ -250,18 +261,25 @@ func main() {
 
 // signal scores both sentences on the first st.SetSize contexts of s1's
 // retrieved chunks and compares the score vectors.
-func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (float64, int, hv.Stats) {
+func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (va, vb []float64, w hv.Stats) {
 	cands, _ := e.Candidates(h1)
 	cands = cands[:min(len(cands), st.SetSize)]
 	other := append([]hv.Cand(nil), cands...)
-	w := e.Score(s1, cands, st.Lambda)
+	w = e.Score(s1, cands, st.Lambda)
 	w2 := e.Score(s2, other, st.Lambda)
 	w.GenEvals += w2.GenEvals
-	va, vb := make([]float64, len(cands)), make([]float64, len(cands))
+	va, vb = make([]float64, len(cands)), make([]float64, len(cands))
 	for i := range cands {
 		va[i], vb[i] = float64(cands[i].S), float64(other[i].S)
 	}
-	return hv.Similarity(va, vb, st.Similarity), len(cands), w
+	return va, vb, w
+}
+
+func otherSim(s string) string {
+	if s == "pearson" {
+		return "cosine"
+	}
+	return "pearson"
 }
 
 func pairSeed(seed uint64, s string) uint64 {
@@ -378,17 +396,20 @@ func readSTS(path string, limit int) ([]pair, error) {
 
 func report(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tSpearman x100\tpairs\tmean |C_s|\tmean |C|\tgen evals/pair\tseconds")
+	fmt.Fprintln(tw, "variant\tSpearman x100\tother similarity\tpairs\tmean |C_s|\tmean |C|\tgen evals/pair\tseconds")
 	for _, r := range rs {
 		if r.MeanContexts == 0 && r.Seconds == 0 {
-			fmt.Fprintf(tw, "%s\t%.2f\t%d\t-\t-\t-\t-\n", r.Name, r.Spearman100, r.Pairs)
+			fmt.Fprintf(tw, "%s\t%.2f\t-\t%d\t-\t-\t-\t-\n", r.Name, r.Spearman100, r.Pairs)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.0f\n", r.Name, r.Spearman100, r.Pairs,
+		fmt.Fprintf(tw, "%s (%s)\t%.2f\t%.2f (%s)\t%d\t%.1f\t%.1f\t%.0f\t%.0f\n", r.Name, r.similarity(), r.Spearman100,
+			r.Spearman100Other, r.OtherSimilarity, r.Pairs,
 			r.MeanSetSize, r.MeanContexts, r.GenEvalsPair, r.Seconds)
 	}
 	tw.Flush()
 }
+
+func (r result) similarity() string { return otherSim(r.OtherSimilarity) }
 
 func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv []float64,
 	res *harvest.Resources, start time.Time) error {

@@ -139,10 +139,17 @@ func (e *Engine) RandomCandidates(n int, seed uint64) []Cand {
 // computed, through the engine's cache. It returns the label, |C| and the
 // work done.
 func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, int, Stats) {
+	va, vb, work := e.LabelVectors(a, b, setA, setB, st)
+	return Similarity(va, vb, st.Similarity), len(va), work
+}
+
+// LabelVectors returns the two score vectors of Eq. 4 over C = C_a + C_b,
+// and the work done; Label compares them.
+func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, vb []float64, work Stats) {
 	// Candidates of the other set, for the cross scores.
 	crossA := cloneNew(setB, setA) // contexts of C_b that a still needs
 	crossB := cloneNew(setA, setB)
-	work := e.Score(a, crossA, st.Lambda)
+	work = e.Score(a, crossA, st.Lambda)
 	work.add(e.Score(b, crossB, st.Lambda))
 	sa := map[string]float32{}
 	sb := map[string]float32{}
@@ -159,7 +166,6 @@ func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, in
 		sb[c.Key()] = c.S
 	}
 	// The union, in a fixed order: C_a then the rest of C_b.
-	var va, vb []float64
 	seen := map[string]bool{}
 	for _, set := range [][]Cand{setA, setB} {
 		for _, c := range set {
@@ -172,7 +178,7 @@ func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, in
 			vb = append(vb, float64(sb[k]))
 		}
 	}
-	return Similarity(va, vb, st.Similarity), len(va), work
+	return va, vb, work
 }
 
 // cloneNew returns fresh copies (scores cleared) of the contexts of from
