@@ -352,3 +352,21 @@ func TestScoresBatchInvariant(t *testing.T) {
 		}
 	}
 }
+
+func TestOverrides(t *testing.T) {
+	s, err := Overrides{TopK: 7, Rerank: 30, SetSize: 12, Lambda: "1, 0,0.5,2", NoDiversity: true, Similarity: "pearson"}.Apply(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TopK != 7 || s.Rerank != 30 || s.SetSize != 12 || s.Lambda != [NumTerms]float64{1, 0, 0.5, 2} || s.Diversity || s.Similarity != "pearson" {
+		t.Fatalf("%+v", s)
+	}
+	if s, _ := (Overrides{}).Apply(Defaults()); s != Defaults() {
+		t.Fatal("empty overrides changed the settings")
+	}
+	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "a,b,c,d"}, {Lambda: "0,0,0,0"}, {SetSize: 2000}, {Similarity: "dot"}} {
+		if _, err := o.Apply(Defaults()); err == nil {
+			t.Fatalf("%+v accepted", o)
+		}
+	}
+}
