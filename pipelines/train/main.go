@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
@@ -252,8 +253,16 @@ func trainGen(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs
 		step: gtr.Step, modelCfg: gcfg, opt: gtr.Opt, params: gm.Params(), tokFP: tok.Fingerprint(),
 		eval: func() (any, string) {
 			met := gm.Evaluate(tok, gEval, 64)
-			return met, fmt.Sprintf("held-out perplexity %.1f (to_s %.1f, to_left %.1f, to_right %.1f)",
-				met.All.Perplexity, met.ToSentence.Perplexity, met.ToLeft.Perplexity, met.ToRight.Perplexity)
+			var per []string
+			for _, d := range []struct {
+				name string
+				m    gen.DirMetrics
+			}{{"to_s", met.ToSentence}, {"to_left", met.ToLeft}, {"to_right", met.ToRight}} {
+				if d.m.Examples > 0 {
+					per = append(per, fmt.Sprintf("%s %.1f", d.name, d.m.Perplexity))
+				}
+			}
+			return met, fmt.Sprintf("held-out perplexity %.1f (%s)", met.All.Perplexity, strings.Join(per, ", "))
 		},
 	})
 	gfinal := gm.Evaluate(tok, gEval, 64)
