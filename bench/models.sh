@@ -19,6 +19,7 @@ CGO_ENABLED=0 go test -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   log "-- PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (../shared/bench/torch_reference.py)"
   /usr/bin/python3 ../shared/bench/torch_reference.py | tee -a "$RES"
+  /usr/bin/python3 bench/torch_head.py | tee -a "$RES"
 else
   log "-- PyTorch not installed (apt-get install python3-torch)"
 fi
