@@ -220,17 +220,9 @@ func strataLine(s summary) []string {
 
 // printPairs prints n labeled pairs spread over the range of labels.
 func printPairs(dir string, n int) error {
-	files, err := filepath.Glob(dir + "/part-*.parquet")
+	ps, err := jobrun.ReadLocalTable[schemas.LabeledPair](dir)
 	if err != nil {
 		return err
-	}
-	var ps []schemas.LabeledPair
-	for _, f := range files {
-		rows, err := schemas.ReadFile[schemas.LabeledPair](f)
-		if err != nil {
-			return err
-		}
-		ps = append(ps, rows...)
 	}
 	if len(ps) == 0 {
 		fmt.Println("no pairs were labeled")

@@ -98,17 +98,9 @@ func main() {
 // printExamples prints n retrievals, each with its top chunks and, from
 // each chunk, the sentence that shares the most bigrams with the query.
 func printExamples(hitsDir, chunksGlob string, n int) error {
-	files, err := filepath.Glob(hitsDir + "/part-*.parquet")
+	rs, err := jobrun.ReadLocalTable[schemas.Retrieval](hitsDir)
 	if err != nil {
 		return err
-	}
-	var rs []schemas.Retrieval
-	for _, f := range files {
-		r, err := schemas.ReadFile[schemas.Retrieval](f)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r...)
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].SentenceID < rs[j].SentenceID })
 	if len(rs) > n {

@@ -282,14 +282,15 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 	type slot struct{ cand, term int }
 	var slots []slot
 	for i := range cands {
+		if need[i]>>TermToS == 0 {
+			continue
+		}
+		left, right := e.tokens(cands[i].Left), e.tokens(cands[i].Right)
 		for k := TermToS; k < NumTerms; k++ {
-			if need[i]&(1<<k) == 0 {
-				continue
+			if need[i]&(1<<k) != 0 {
+				reqs = append(reqs, gen.Request{Left: left, S: sTok, Right: right, Dir: examples.Direction(k - TermToS)})
+				slots = append(slots, slot{i, k})
 			}
-			c := &cands[i]
-			reqs = append(reqs, gen.Request{Left: e.tokens(c.Left), S: sTok, Right: e.tokens(c.Right),
-				Dir: examples.Direction(k - TermToS)})
-			slots = append(slots, slot{i, k})
 		}
 	}
 	if len(reqs) > 0 {
@@ -329,6 +330,25 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 		cands[i].S = cands[i].Comp.S(lambda)
 	}
 	return work
+}
+
+// remember caches the terms in mask of sentence s for cands, as computed
+// outside Score.
+func (e *Engine) remember(s string, cands []Cand, mask uint8) {
+	sHash := maphash.String(e.seed, s)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range cands {
+		key := e.cacheKey(sHash, &cands[i])
+		got := e.cache[key]
+		for k := range NumTerms {
+			if mask&(1<<k) != 0 {
+				got.comp[k] = cands[i].Comp[k]
+			}
+		}
+		got.have |= mask
+		e.cache[key] = got
+	}
 }
 
 func (s *Stats) add(o Stats) {

@@ -108,6 +108,9 @@ func (e *Engine) ContextSet(s string, hits []schemas.Hit, st Settings, seed uint
 		rw.add(extra)
 		info.Work.add(rw)
 		cands = Rerank(cands, st.Rerank)
+		// The coherence term of the kept candidates is known: cache it so
+		// Score does not compute it again.
+		e.remember(s, cands, 1<<TermDisc)
 	}
 	info.Reranked = len(cands)
 	info.Work.add(e.Score(s, cands, st.Lambda))

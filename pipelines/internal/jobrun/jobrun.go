@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/ctxsim/ctxsim/schemas"
 )
 
 // Counters maps "namespace/name" to a counter's value, summed over steps.
@@ -78,4 +81,22 @@ func (c Counters) Reconcile(total string, parts ...string) error {
 			total, c[total], strings.Join(parts, " + "), sum)
 	}
 	return nil
+}
+
+// ReadLocalTable reads every row of a local Parquet table written by a job
+// (dir/part-*.parquet), for printing examples after a run.
+func ReadLocalTable[T any](dir string) ([]T, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	var all []T
+	for _, f := range files {
+		rows, err := schemas.ReadFile[T](f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
 }
