@@ -174,39 +174,54 @@ func (w *ShardWriter) Abort() {
 // own metadata, removes leftovers of interrupted builds, and writes the
 // index metadata that makes the index openable. chunking is recorded as is.
 func Finalize(dir string, numShards int, opts BuildOptions, chunking string) (Meta, error) {
-	meta := Meta{
-		SchemaVersion: schemas.Version,
-		Analyzer:      AnalyzerID,
-		Unigrams:      opts.Unigrams,
-		NumShards:     numShards,
-		Chunking:      chunking,
-		Shards:        make([]Fingerprint, numShards),
-	}
+	shards := make([]ShardMeta, numShards)
 	for i := 0; i < numShards; i++ {
 		p := filepath.Join(dir, ShardDir(i, numShards))
 		if _, err := os.Stat(p); os.IsNotExist(err) {
 			w, err := CreateShard(dir, i, numShards, opts)
 			if err != nil {
-				return meta, err
+				return Meta{}, err
 			}
 			if _, err := w.Close(); err != nil {
-				return meta, err
+				return Meta{}, err
 			}
 		}
 		sm, err := readShardMeta(p)
 		if err != nil {
-			return meta, err
+			return Meta{}, err
 		}
-		if sm.Shard != i || sm.NumShards != numShards || sm.Unigrams != opts.Unigrams {
-			return meta, fmt.Errorf("%s: shard metadata %+v does not match shard %d of %d", p, sm, i, numShards)
-		}
-		meta.Shards[i] = sm.Fingerprint
-		meta.Corpus.Merge(sm.Fingerprint)
+		shards[i] = sm
+	}
+	meta, err := MetaOf(shards, opts, chunking)
+	if err != nil {
+		return meta, fmt.Errorf("%s: %w", dir, err)
 	}
 	if err := removeStale(dir, numShards); err != nil {
 		return meta, err
 	}
 	return meta, WriteMeta(dir, meta)
+}
+
+// MetaOf returns the metadata of an index made of shards, which must be
+// shards 0..len(shards)-1 of len(shards), in order, built with opts.
+func MetaOf(shards []ShardMeta, opts BuildOptions, chunking string) (Meta, error) {
+	n := len(shards)
+	meta := Meta{
+		SchemaVersion: schemas.Version,
+		Analyzer:      AnalyzerID,
+		Unigrams:      opts.Unigrams,
+		NumShards:     n,
+		Chunking:      chunking,
+		Shards:        make([]Fingerprint, n),
+	}
+	for i, sm := range shards {
+		if sm.Shard != i || sm.NumShards != n || sm.Unigrams != opts.Unigrams {
+			return meta, fmt.Errorf("shard metadata %+v does not match shard %d of %d", sm, i, n)
+		}
+		meta.Shards[i] = sm.Fingerprint
+		meta.Corpus.Merge(sm.Fingerprint)
+	}
+	return meta, nil
 }
 
 // removeStale deletes temporary shard directories and shards of another

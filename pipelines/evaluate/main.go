@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,6 +32,7 @@ import (
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -350,12 +351,11 @@ func makeVariants(base hv.Settings, names []string) ([]variant, error) {
 // readSTS reads score, s1, s2 columns after a header line. Text is
 // normalised as corpus text is.
 func readSTS(path string, limit int) ([]pair, error) {
-	f, err := os.Open(path)
+	data, err := remote.ReadFile(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var out []pair
 	line := 0
@@ -413,9 +413,7 @@ func (r result) similarity() string { return otherSim(r.OtherSimilarity) }
 
 func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv []float64,
 	res *harvest.Resources, start time.Time) error {
-	if err := os.MkdirAll(*output, 0o755); err != nil {
-		return err
-	}
+	ctx := context.Background()
 	out := map[string]any{
 		"sts": *sts, "pairs": len(pairs), "preset": *preset, "results": rs,
 		"model_fingerprint": res.Models.Fingerprint, "index_fingerprint": res.Index.Meta.ID(),
@@ -423,7 +421,7 @@ func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv [
 		"schema_version": schemas.Version,
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	if err := os.WriteFile(filepath.Join(*output, "results.json"), append(b, '\n'), 0o644); err != nil {
+	if err := remote.WriteFile(ctx, remote.Join(*output, "results.json"), append(b, '\n')); err != nil {
 		return err
 	}
 	var sb strings.Builder
@@ -439,5 +437,5 @@ func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv [
 		}
 		fmt.Fprintf(&sb, "\t%s\t%s\n", p.s1, p.s2)
 	}
-	return os.WriteFile(filepath.Join(*output, "pairs.tsv"), []byte(sb.String()), 0o644)
+	return remote.WriteFile(ctx, remote.Join(*output, "pairs.tsv"), []byte(sb.String()))
 }

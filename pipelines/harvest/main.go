@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval"
@@ -29,6 +28,7 @@ import (
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -49,10 +49,10 @@ Writes under --output:
 
 var (
 	corpusDir  = flag.String("corpus", "", "Output directory of the index job: sets --index, --chunks and --sentences.")
-	indexDir   = flag.String("index", "", "Local index directory (default <corpus>/index).")
+	indexDir   = flag.String("index", "", "Index directory, local or gs:// (default <corpus>/index).")
 	chunks     = flag.String("chunks", "", "Chunks table glob (default <corpus>/chunks/*.parquet).")
 	sentences  = flag.String("sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
-	model      = flag.String("model", "", "Model directory from the train job (required).")
+	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
 	output     = flag.String("output", "", "Output directory (required).")
 	preset     = flag.String("preset", "paper", "Settings preset: paper (20,000 chunks, R 1,000, |C_s| 500), small or demo.")
 	topK       = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
@@ -75,9 +75,9 @@ func main() {
 	jobrun.Init(usage)
 	jobrun.Require("model", "output")
 	if *corpusDir != "" {
-		setDefault(indexDir, filepath.Join(*corpusDir, "index"))
-		setDefault(chunks, filepath.Join(*corpusDir, "chunks", "*.parquet"))
-		setDefault(sentences, filepath.Join(*corpusDir, "sentences", "*.parquet"))
+		setDefault(indexDir, remote.Join(*corpusDir, "index"))
+		setDefault(chunks, remote.Join(*corpusDir, "chunks/*.parquet"))
+		setDefault(sentences, remote.Join(*corpusDir, "sentences/*.parquet"))
 	}
 	if *indexDir == "" || *chunks == "" || *sentences == "" {
 		jobrun.Fail(fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences"))
@@ -92,22 +92,18 @@ func main() {
 	}
 	pc := harvest.DefaultPairConfig()
 	pc.Seed, pc.Quota, pc.Neighbours = *seed, q, *neighbours
-	if err := index.CheckLocal(*indexDir); err != nil {
-		jobrun.Fail(err)
-	}
-	// Fail before the job starts if the index or the models cannot be opened.
-	ix, err := retrieval.Open(*indexDir)
+	// Fail before the job starts if the index or the models cannot be
+	// opened (a remote index is checked by its metadata, not fetched).
+	ctx := context.Background()
+	indexFP, err := checkIndex(ctx, *indexDir)
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	indexFP := ix.Meta.ID()
-	ix.Close()
-	models, err := hv.LoadModels(*model)
+	models, err := harvest.LoadModels(ctx, *model)
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	absIndex, _ := filepath.Abs(*indexDir)
-	absModel, _ := filepath.Abs(*model)
+	absIndex, absModel := absGlob(*indexDir), absGlob(*model)
 	cfg := harvest.Config{Paths: harvest.Paths{Chunks: absGlob(*chunks), Models: absModel, Index: absIndex},
 		Settings: st, Seed: *seed, BLAS: *blas}
 	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP}
@@ -124,7 +120,7 @@ func main() {
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/context_sets", NumShards: *shards}, sets)
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/dead_letters", NumShards: 1}, beam.Flatten(s, rdead, cdead, ldead))
 
-	c, err := jobrun.Run(context.Background(), "harvest", p)
+	c, err := jobrun.Run(ctx, "harvest", p)
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -132,14 +128,14 @@ func main() {
 	c.Print(os.Stdout, "harvest", "retrieve", "parquetio")
 	sum := summarize(c, st, pc, models.Fingerprint, indexFP, time.Since(start))
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := writeFile(*output+"/summary.json", append(b, '\n')); err != nil {
+	if err := remote.WriteFile(ctx, remote.Join(*output, "summary.json"), append(b, '\n')); err != nil {
 		jobrun.Fail(err)
 	}
 	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.0f generative evaluations per pair\n",
 		sum.Labeled, strings.Join(strataLine(sum), ", "), time.Since(start).Round(time.Second), sum.GenEvalsPerPair)
 	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
 		*output, *output, *output)
-	if *show > 0 && !strings.Contains(*output, "://") {
+	if *show > 0 && !remote.IsRemote(*output) {
 		if err := printPairs(*output+"/pairs", *show); err != nil {
 			jobrun.Fail(err)
 		}
@@ -254,6 +250,25 @@ func clip(s string, n int) string {
 	return s[:n] + " …"
 }
 
+// checkIndex returns the fingerprint of the index in dir after checking
+// that it opens; a remote index is checked by its metadata only, so that
+// submitting a job does not copy the index to the submitting machine.
+func checkIndex(ctx context.Context, dir string) (string, error) {
+	if remote.IsRemote(dir) {
+		m, err := index.ReadMeta(ctx, dir)
+		if err != nil {
+			return "", err
+		}
+		return m.ID(), nil
+	}
+	ix, err := retrieval.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer ix.Close()
+	return ix.Meta.ID(), nil
+}
+
 func setDefault(p *string, v string) {
 	if *p == "" {
 		*p = v
@@ -271,28 +286,4 @@ func absGlob(g string) string {
 		return g
 	}
 	return a
-}
-
-// writeFile writes a small file, locally or to any Beam filesystem.
-func writeFile(name string, data []byte) error {
-	ctx := context.Background()
-	if !strings.Contains(name, "://") {
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-	}
-	fs, err := filesystem.New(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -29,12 +30,14 @@ local paths or gs:// globs. Writes, under --output:
   sentences/     schemas.Sentence Parquet
   chunks/        schemas.Chunk Parquet
   dead_letters/  every rejected record with file, line and reason
-and the index under --index (default --output/index).`
+and the index under --index (default --output/index). Any of these may be on
+gs://: index shards are then built in local temporary directories and
+copied up when complete, with the index metadata written last.`
 
 var (
 	input        = flag.String("input", "", "Comma-separated corpus file globs, local or gs:// (required).")
 	output       = flag.String("output", "", "Directory for the Parquet tables (required).")
-	indexDir     = flag.String("index", "", "Local directory for the index (default <output>/index).")
+	indexDir     = flag.String("index", "", "Directory for the index, local or gs:// (default <output>/index).")
 	shards       = flag.Int("shards", 4, "Number of index shards, built in parallel.")
 	fileShards   = flag.Int("parquet_shards", 4, "Number of files per Parquet table.")
 	chunkSize    = flag.Int("chunk_size", corpus.DefaultChunkSize, "Sentences per chunk.")
@@ -57,16 +60,15 @@ func main() {
 	}
 	dir := *indexDir
 	if dir == "" {
-		dir = filepath.Join(*output, "index")
+		dir = remote.Join(*output, "index")
 	}
-	if err := index.CheckLocal(dir); err != nil {
-		jobrun.Fail(err)
+	if !remote.IsRemote(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			jobrun.Fail(err)
+		}
+		dir = abs
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		jobrun.Fail(err)
-	}
-	dir = abs
 
 	p, s := beam.NewPipelineWithRoot()
 	in := ingest.Ingest(s, jobrun.SplitList(*input), opts)

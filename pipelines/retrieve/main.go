@@ -22,6 +22,7 @@ import (
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -51,18 +52,17 @@ func main() {
 	if (*sentences == "") == (*queries == "") {
 		jobrun.Fail(fmt.Errorf("give exactly one of --sentences and --queries"))
 	}
-	if err := index.CheckLocal(*indexDir); err != nil {
-		jobrun.Fail(err)
-	}
 	// Fail before starting the job if the index cannot be opened.
-	ix, err := retrieval.Open(*indexDir)
+	ix, err := index.Open(context.Background(), *indexDir)
 	if err != nil {
 		jobrun.Fail(err)
 	}
 	ix.Close()
-	abs, err := filepath.Abs(*indexDir)
-	if err != nil {
-		jobrun.Fail(err)
+	abs := *indexDir
+	if !remote.IsRemote(abs) {
+		if abs, err = filepath.Abs(abs); err != nil {
+			jobrun.Fail(err)
+		}
 	}
 
 	p, s := beam.NewPipelineWithRoot()

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -28,6 +29,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/gen"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -43,7 +45,7 @@ gen.safetensors, train-results.json, and checkpoint/ (see --resume).`
 
 var (
 	input     = flag.String("input", "", "Comma-separated corpus file globs (required).")
-	output    = flag.String("output", "", "Model directory (required).")
+	output    = flag.String("output", "", "Model directory, local or gs:// (required).")
 	preset    = flag.String("preset", "base", "Model size: tiny (demo and tests) or base.")
 	seed      = flag.Uint64("seed", 1, "Random seed: same inputs and seed give the same models.")
 	maxDocs   = flag.Int("max_docs", 0, "Use at most this many documents (by ID order); 0 = all.")
@@ -128,6 +130,18 @@ func main() {
 	}
 	ctx := context.Background()
 	start := time.Now()
+	// A remote --output is written in a local working directory (named by
+	// the output, so --resume finds its checkpoints after a restart on the
+	// same machine) and copied up at the end.
+	dest := *output
+	if remote.IsRemote(dest) {
+		h := sha256.Sum256([]byte(dest))
+		*output = filepath.Join(remote.CacheRoot(), fmt.Sprintf("train-%x", h[:8]))
+		if err := os.MkdirAll(*output, 0o755); err != nil {
+			jobrun.Fail(err)
+		}
+		fmt.Printf("train: working in %s, copied to %s at the end\n", *output, dest)
+	}
 	docs, st, err := loadDocs(ctx, jobrun.SplitList(*input), corpus.Defaults(), *maxDocs)
 	if err != nil {
 		jobrun.Fail(err)
@@ -188,7 +202,12 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*output, name), append(b, '\n'), 0o644); err != nil {
 		jobrun.Fail(err)
 	}
-	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), *output)
+	if dest != *output {
+		if err := remote.Upload(ctx, *output, dest); err != nil {
+			jobrun.Fail(err)
+		}
+	}
+	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), dest)
 }
 
 // trainDisc trains, evaluates and saves the coherence model.

@@ -12,7 +12,9 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 // LoadStore reads the chunks table (a glob, local or gs://) into a store.
@@ -35,6 +37,16 @@ func LoadStore(ctx context.Context, pattern string) (*hv.Store, error) {
 	return st, nil
 }
 
+// LoadModels loads the models in dir, local or remote (fetched into the
+// local cache first).
+func LoadModels(ctx context.Context, dir string) (*hv.Models, error) {
+	local, err := remote.Fetch(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("models %s: %w", dir, err)
+	}
+	return hv.LoadModels(local)
+}
+
 // Resources are what a worker needs to run the method.
 type Resources struct {
 	Engine *hv.Engine
@@ -45,8 +57,8 @@ type Resources struct {
 // Paths locate the resources.
 type Paths struct {
 	Chunks string // chunks table glob
-	Models string // model directory
-	Index  string // index directory; empty for none
+	Models string // model directory, local or remote
+	Index  string // index directory, local or remote; empty for none
 }
 
 var (
@@ -77,14 +89,14 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 			e.err = err
 			return
 		}
-		m, err := hv.LoadModels(p.Models)
+		m, err := LoadModels(ctx, p.Models)
 		if err != nil {
 			e.err = err
 			return
 		}
 		r := &Resources{Engine: hv.NewEngine(m.Tok, m.Disc, m.Gen, st), Models: m}
 		if p.Index != "" {
-			if r.Index, err = retrieval.Open(p.Index); err != nil {
+			if r.Index, err = index.Open(ctx, p.Index); err != nil {
 				e.err = err
 				return
 			}

@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"os"
+	"path/filepath"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -15,6 +16,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/transforms/progress"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 func init() {
@@ -37,8 +39,9 @@ const ReasonDuplicateChunk = "duplicate_chunk"
 
 // BuildConfig configures Build.
 type BuildConfig struct {
-	// Dir is the index directory. It must be a local path: bleve writes to
-	// a local filesystem.
+	// Dir is the index directory, local or remote (gs://). bleve writes to
+	// a local filesystem, so remote shards are built in a local temporary
+	// directory and published when complete.
 	Dir string
 	// NumShards is the number of shards, built in parallel.
 	NumShards int
@@ -64,12 +67,52 @@ func Build(s beam.Scope, cfg BuildConfig, chunks beam.PCollection) (meta, dead b
 	return meta, dead
 }
 
-// CheckLocal returns an error unless dir is a local path.
-func CheckLocal(dir string) error {
-	if strings.Contains(dir, "://") {
-		return fmt.Errorf("index directory %s: indexes are built and searched on a local filesystem", dir)
+// Open opens the index in dir, local or remote; a remote index is first
+// fetched into the local cache (see remote.Fetch).
+func Open(ctx context.Context, dir string) (*retrieval.Index, error) {
+	local, err := remote.Fetch(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", dir, err)
 	}
-	return nil
+	return retrieval.Open(local)
+}
+
+// ReadMeta reads the metadata of the index in dir, local or remote, without
+// fetching the index.
+func ReadMeta(ctx context.Context, dir string) (retrieval.Meta, error) {
+	if !remote.IsRemote(dir) {
+		return retrieval.ReadMeta(dir)
+	}
+	var m retrieval.Meta
+	name := remote.Join(dir, retrieval.MetaFile)
+	ok, err := remote.Exists(ctx, name)
+	if err != nil {
+		return m, err
+	}
+	if !ok {
+		return m, fmt.Errorf("%s is not a complete ctxsim index: %s is missing", dir, retrieval.MetaFile)
+	}
+	b, err := remote.ReadFile(ctx, name)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: corrupt index metadata: %w", dir, err)
+	}
+	return m, nil
+}
+
+// shardBuildDir returns where a shard of dir is built: dir itself when
+// local, else a new local temporary directory (removed by the caller).
+func shardBuildDir(dir string) (string, func(), error) {
+	if !remote.IsRemote(dir) {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "ctxsim-index-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 type keyByShardFn struct {
@@ -96,10 +139,12 @@ func (f *buildShardFn) Setup() {
 
 func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks func(*schemas.Chunk) bool,
 	emit func(string), emitDead func(schemas.DeadLetter)) error {
-	if err := CheckLocal(f.Dir); err != nil {
+	dir, cleanup, err := shardBuildDir(f.Dir)
+	if err != nil {
 		return err
 	}
-	w, err := retrieval.CreateShard(f.Dir, shard, f.NumShards, retrieval.BuildOptions{Unigrams: f.Unigrams})
+	defer cleanup()
+	w, err := retrieval.CreateShard(dir, shard, f.NumShards, retrieval.BuildOptions{Unigrams: f.Unigrams})
 	if err != nil {
 		return err
 	}
@@ -125,6 +170,10 @@ func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks fun
 	if err != nil {
 		return err
 	}
+	name := retrieval.ShardDir(shard, f.NumShards)
+	if err := remote.Publish(ctx, filepath.Join(dir, name), remote.Join(f.Dir, name)); err != nil {
+		return err
+	}
 	prog.Done()
 	b, err := json.Marshal(sm)
 	if err != nil {
@@ -143,15 +192,82 @@ type finalizeFn struct {
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*string) bool) (string, error) {
-	var s string
-	for shards(&s) {
-		// The shard metadata is re-read from the shards themselves;
-		// iterating makes the dependency on every shard explicit.
+	opts := retrieval.BuildOptions{Unigrams: f.Unigrams}
+	if !remote.IsRemote(f.Dir) {
+		var s string
+		for shards(&s) {
+			// The shard metadata is re-read from the shards themselves;
+			// iterating makes the dependency on every shard explicit.
+		}
+		m, err := retrieval.Finalize(f.Dir, f.NumShards, opts, f.Chunking)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(m)
+		return string(b), err
 	}
-	m, err := retrieval.Finalize(f.Dir, f.NumShards, retrieval.BuildOptions{Unigrams: f.Unigrams}, f.Chunking)
+	m, err := finalizeRemote(ctx, f.Dir, f.NumShards, opts, f.Chunking, shards)
 	if err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(m)
 	return string(b), err
+}
+
+// finalizeRemote completes a remote index from the metadata its shard
+// builders emitted: it publishes an empty shard for every shard that got no
+// chunk, removes what earlier builds left that is not part of this index,
+// and writes the metadata file last.
+func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.BuildOptions, chunking string,
+	shards func(*string) bool) (retrieval.Meta, error) {
+	all := make([]retrieval.ShardMeta, n)
+	have := make([]bool, n)
+	var s string
+	for shards(&s) {
+		var sm retrieval.ShardMeta
+		if err := json.Unmarshal([]byte(s), &sm); err != nil {
+			return retrieval.Meta{}, fmt.Errorf("shard metadata %q: %w", s, err)
+		}
+		if sm.Shard < 0 || sm.Shard >= n {
+			return retrieval.Meta{}, fmt.Errorf("shard metadata %q: shard out of range", s)
+		}
+		all[sm.Shard], have[sm.Shard] = sm, true
+	}
+	for i := range n {
+		if have[i] {
+			continue
+		}
+		tmp, err := os.MkdirTemp("", "ctxsim-index-")
+		if err != nil {
+			return retrieval.Meta{}, err
+		}
+		defer os.RemoveAll(tmp)
+		w, err := retrieval.CreateShard(tmp, i, n, opts)
+		if err != nil {
+			return retrieval.Meta{}, err
+		}
+		if all[i], err = w.Close(); err != nil {
+			return retrieval.Meta{}, err
+		}
+		name := retrieval.ShardDir(i, n)
+		if err := remote.Publish(ctx, filepath.Join(tmp, name), remote.Join(dir, name)); err != nil {
+			return retrieval.Meta{}, err
+		}
+	}
+	m, err := retrieval.MetaOf(all, opts, chunking)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", dir, err)
+	}
+	keep := []string{retrieval.MetaFile}
+	for i := range n {
+		keep = append(keep, retrieval.ShardDir(i, n)+"/")
+	}
+	if err := remote.RemoveExcept(ctx, dir, keep); err != nil {
+		return m, err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return m, err
+	}
+	return m, remote.WriteFile(ctx, remote.Join(dir, retrieval.MetaFile), append(b, '\n'))
 }

@@ -23,7 +23,8 @@ const ReasonEmptyQuery = "empty_query"
 
 // RetrieveConfig configures Retrieve.
 type RetrieveConfig struct {
-	// IndexDir is the local index directory.
+	// IndexDir is the index directory, local or remote (fetched once per
+	// worker).
 	IndexDir string
 	// K is the number of chunks per sentence; 0 means retrieval.DefaultK.
 	K int
@@ -53,7 +54,7 @@ type retrieveFn struct {
 }
 
 func (f *retrieveFn) Setup() error {
-	ix, err := retrieval.Open(f.IndexDir)
+	ix, err := Open(context.Background(), f.IndexDir)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/transforms/remote/gcstest"
+)
+
+// TestHarvestOnGCS runs index, train and harvest with every input and
+// output in a bucket of a fake GCS server on 127.0.0.1, and checks the
+// labeled pairs equal those of the same run on local disk.
+func TestHarvestOnGCS(t *testing.T) {
+	gcstest.Start(t, "ctxsim-e2e")
+	t.Setenv("CTXSIM_CACHE_DIR", t.TempDir())
+	ctx := context.Background()
+	tmp := t.TempDir()
+	data, err := os.ReadFile(cleanCorpus(t, tmp, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b = "gs://ctxsim-e2e"
+	if err := remote.WriteFile(ctx, b+"/input/c.jsonl.gz", data); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "index", "--input="+b+"/input/*.jsonl.gz", "--output="+b+"/corpus", "--shards=2")
+	meta, err := remote.ReadFile(ctx, b+"/corpus/index/"+retrieval.MetaFile)
+	if err != nil {
+		t.Fatalf("index metadata not in the bucket: %v", err)
+	}
+	var m retrieval.Meta
+	if err := json.Unmarshal(meta, &m); err != nil || m.NumShards != 2 || m.Corpus.Count == 0 {
+		t.Fatalf("index metadata %s: %v", meta, err)
+	}
+	run(t, "train", "--input="+b+"/input/c.jsonl.gz", "--output="+b+"/model", "--preset=tiny", "--vocab_size=400",
+		"--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100")
+	for _, f := range []string{"tokenizer.json", "disc.safetensors", "gen.safetensors", "train-results.json"} {
+		if ok, err := remote.Exists(ctx, b+"/model/"+f); err != nil || !ok {
+			t.Fatalf("model file %s not in the bucket: %v", f, err)
+		}
+	}
+	out := run(t, "harvest", harvestArgs(b+"/corpus", b+"/model", b+"/harvest")...)
+	if !strings.Contains(out, "pairs in "+b+"/harvest/pairs") {
+		t.Fatalf("harvest output:\n%s", out)
+	}
+	if ok, err := remote.Exists(ctx, b+"/harvest/summary.json"); err != nil || !ok {
+		t.Fatalf("summary.json not in the bucket: %v", err)
+	}
+	got, err := remote.Fetch(ctx, b+"/harvest/pairs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remotePairs := sortedPairs(t, got)
+
+	// The same run on local disk labels the same pairs, bit for bit.
+	corpusOut, model := harvestFixture(t)
+	local := filepath.Join(t.TempDir(), "harvest")
+	run(t, "harvest", harvestArgs(corpusOut, model, local)...)
+	localPairs := sortedPairs(t, local+"/pairs")
+	if len(localPairs) == 0 {
+		t.Fatal("the local run labeled no pairs")
+	}
+	if !reflect.DeepEqual(remotePairs, localPairs) {
+		t.Fatalf("pairs on GCS differ from the local run: %d vs %d rows", len(remotePairs), len(localPairs))
+	}
+}
