@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 DEMO := $(OUT)/demo
-BINS := index retrieve train harvest evaluate
+BINS := index retrieve train harvest evaluate refresh
 
 .PHONY: all build demo test test-short bench tools clean
 

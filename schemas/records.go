@@ -144,6 +144,10 @@ type LabeledPair struct {
 	IndexFingerprint string `parquet:"index_fingerprint" json:"index_fingerprint"`
 	// Settings is the JSON of the harvest settings that produced the label.
 	Settings string `parquet:"settings" json:"settings"`
+	// ContextsDigest identifies the two context sets the label was
+	// computed from (sentences, chunks and slots), so that a refresh can
+	// tell whether a label would come out the same.
+	ContextsDigest string `parquet:"contexts_digest" json:"contexts_digest"`
 }
 
 // DeadLetter is a record that could not be processed, with the reason.

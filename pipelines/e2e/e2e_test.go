@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		{"train", "../train"},
 		{"harvest", "../harvest"},
 		{"evaluate", "../evaluate"},
+		{"refresh", "../refresh"},
 		{"prism", "github.com/apache/beam/sdks/v2/go/cmd/prism"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)

@@ -124,6 +124,9 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
+	if jobrun.NotRun() {
+		return
+	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "harvest", "retrieve", "parquetio")
 	sum := summarize(c, st, pc, models.Fingerprint, indexFP, time.Since(start))

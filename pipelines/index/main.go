@@ -87,6 +87,9 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
+	if jobrun.NotRun() {
+		return
+	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "ingest", "index", "parquetio")
 	for _, e := range []error{

@@ -85,6 +85,9 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
+	if jobrun.NotRun() {
+		return
+	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "retrieve", "parquetio")
 	fmt.Printf("hits: %s/hits\n", *output)

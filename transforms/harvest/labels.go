@@ -63,11 +63,42 @@ type LabelConfig struct {
 // no context set go to the dead letters.
 func Label(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled, dead beam.PCollection) {
 	s = s.Scope("harvest.Label")
-	setsByID := beam.ParDo(s, keyContextSet, sets)
-	halves := beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByA, pairs), setsByID))
-	jobs, dead1 := beam.ParDo2(s, &joinBFn{}, beam.CoGroupByKey(s, halves, setsByID))
+	jobs, dead1 := joinSets(s, pairs, sets)
 	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, jobs)
 	return labeled, beam.Flatten(s, dead1, dead2)
+}
+
+// LabelReusing is Label, except that a pair whose label in prev
+// (schemas.LabeledPair, from an earlier harvest with the same models and
+// settings) was computed from the same two context sets gets that label
+// copied instead of computed again.
+func LabelReusing(s beam.Scope, cfg LabelConfig, pairs, sets, prev beam.PCollection) (labeled, dead beam.PCollection) {
+	s = s.Scope("harvest.LabelReusing")
+	jobs, dead1 := joinSets(s, pairs, sets)
+	todo, copied := beam.ParDo2(s, &reuseLabelFn{}, beam.CoGroupByKey(s,
+		beam.ParDo(s, keyJobByID, jobs), beam.ParDo(s, keyLabeledPair, prev)))
+	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, todo)
+	return beam.Flatten(s, labeled, copied), beam.Flatten(s, dead1, dead2)
+}
+
+// joinSets joins each pair with its sentences' context sets.
+func joinSets(s beam.Scope, pairs, sets beam.PCollection) (jobs, dead beam.PCollection) {
+	setsByID := beam.ParDo(s, keyContextSet, sets)
+	halves := beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByA, pairs), setsByID))
+	return beam.ParDo2(s, &joinBFn{}, beam.CoGroupByKey(s, halves, setsByID))
+}
+
+// ContextsDigest identifies the context sets a pair's label is computed
+// from.
+func ContextsDigest(a, b schemas.ContextSet) string {
+	h := sha256.New()
+	for _, cs := range []schemas.ContextSet{a, b} {
+		fmt.Fprintf(h, "%s\x00%d\x00", cs.SentenceID, len(cs.Contexts))
+		for _, c := range cs.Contexts {
+			fmt.Fprintf(h, "%s\x00%d\x00", c.ChunkID, c.Slot)
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:16])
 }
 
 type joinAFn struct{}
@@ -172,7 +203,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 				Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab),
 				Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(n),
 				ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
-				Settings: f.settings,
+				Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
 			})
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -32,13 +33,22 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := Counters{}
-	if res != nil {
+	// A Dataflow dry run, template build or asynchronous submission
+	// returns no result (sometimes as a typed nil pointer).
+	if v := reflect.ValueOf(res); res != nil && !(v.Kind() == reflect.Pointer && v.IsNil()) {
 		for _, r := range res.Metrics().AllMetrics().Counters() {
 			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// NotRun reports whether the runner only built or submitted the job without
+// running it to completion here (--dry_run, --template_location or
+// --async): there are then no results to read back or summarise.
+func NotRun() bool {
+	return flagValue("dry_run") == "true" || flagValue("template_location") != "" || flagValue("async") == "true"
 }
 
 // RunnerName returns the runner the job will use.

@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+type manifest struct {
+	Version          string           `json:"version"`
+	Parent           string           `json:"parent"`
+	IndexFingerprint string           `json:"index_fingerprint"`
+	ChunksAdded      int              `json:"chunks_added"`
+	ChunksRemoved    int              `json:"chunks_removed"`
+	Reused           bool             `json:"reused_parent"`
+	Counters         map[string]int64 `json:"counters"`
+}
+
+func readManifest(t *testing.T, root, version string) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "versions", version, "MANIFEST.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func currentVersion(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "CURRENT.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Version string }
+	json.Unmarshal(b, &c)
+	return c.Version
+}
+
+func writeCorpus(t *testing.T, path string, docs []string) {
+	t.Helper()
+	gz(t, path, []byte(strings.Join(docs, "\n")+"\n"))
+}
+
+// TestRefresh refreshes a harvest after documents were added, changed and
+// removed, and checks the result against a full run on the final corpus:
+// the same index, the same context sets for new sentences, the same pairs,
+// and labels recomputed only where a new sentence is involved.
+func TestRefresh(t *testing.T) {
+	_, model := harvestFixture(t)
+	tmp := t.TempDir()
+	var base, final []string
+	for i := range 40 {
+		base = append(base, goodDoc(i))
+	}
+	for i := 4; i < 44; i++ {
+		d := goodDoc(i)
+		if i == 10 { // edited in place
+			d = strings.Replace(d, "opens here", "begins here instead", 1)
+		}
+		final = append(final, d)
+	}
+	baseIn, finalIn := filepath.Join(tmp, "base.jsonl.gz"), filepath.Join(tmp, "final.jsonl.gz")
+	writeCorpus(t, baseIn, base)
+	writeCorpus(t, finalIn, final)
+	args := func(in, root string) []string {
+		return []string{"--input=" + in, "--root=" + root, "--model=" + model, "--preset=demo", "--top_k=60",
+			"--rerank=24", "--set_size=8", "--sample=0.5", "--shards=2", "--parquet_shards=2", "--keep_versions=2"}
+	}
+	root := filepath.Join(tmp, "root")
+	run(t, "refresh", args(baseIn, root)...)
+	if v := currentVersion(t, root); v != "v000001" {
+		t.Fatalf("current version %q after the first run", v)
+	}
+	v1 := readManifest(t, root, "v000001")
+	v1Pairs := sortedPairs(t, filepath.Join(root, "versions/v000001/harvest/pairs"))
+	v1Sets := sortedSets(t, filepath.Join(root, "versions/v000001/harvest/context_sets"))
+	if len(v1Pairs) == 0 || v1.Reused || v1.ChunksRemoved != 0 {
+		t.Fatalf("first version: %d pairs, manifest %+v", len(v1Pairs), v1)
+	}
+
+	// The same corpus again: nothing changes.
+	cur, _ := os.ReadFile(filepath.Join(root, "CURRENT.json"))
+	out := run(t, "refresh", args(baseIn, root)...)
+	if !strings.Contains(out, "nothing to do") {
+		t.Fatalf("a repeated refresh did work:\n%s", out)
+	}
+	again, _ := os.ReadFile(filepath.Join(root, "CURRENT.json"))
+	if string(again) != string(cur) {
+		t.Fatal("a repeated refresh moved CURRENT.json")
+	}
+	if _, err := os.Stat(filepath.Join(root, "versions/v000002")); !os.IsNotExist(err) {
+		t.Fatalf("a repeated refresh left a version behind: %v", err)
+	}
+
+	// The changed corpus.
+	run(t, "refresh", args(finalIn, root)...)
+	if v := currentVersion(t, root); v != "v000002" {
+		t.Fatalf("current version %q after the refresh", v)
+	}
+	v2 := readManifest(t, root, "v000002")
+	if !v2.Reused || v2.Parent != "v000001" || v2.ChunksAdded == 0 || v2.ChunksRemoved == 0 {
+		t.Fatalf("refresh manifest %+v", v2)
+	}
+	if v2.Counters["refresh/context_sets_reused"] == 0 || v2.Counters["harvest/context_sets"] == 0 {
+		t.Fatalf("refresh reused %d sets and computed %d", v2.Counters["refresh/context_sets_reused"], v2.Counters["harvest/context_sets"])
+	}
+	// The old version is still readable.
+	if got := sortedPairs(t, filepath.Join(root, "versions/v000001/harvest/pairs")); len(got) != len(v1Pairs) {
+		t.Fatalf("version 1 changed under the refresh: %d pairs, was %d", len(got), len(v1Pairs))
+	}
+
+	// A full run on the final corpus.
+	full := filepath.Join(tmp, "full")
+	run(t, "refresh", args(finalIn, full)...)
+	f1 := readManifest(t, full, "v000001")
+	if f1.IndexFingerprint != v2.IndexFingerprint {
+		t.Fatalf("updated index %s differs from the rebuilt one %s", v2.IndexFingerprint, f1.IndexFingerprint)
+	}
+	refPairs := sortedPairs(t, filepath.Join(root, "versions/v000002/harvest/pairs"))
+	fullPairs := sortedPairs(t, filepath.Join(full, "versions/v000001/harvest/pairs"))
+	refSets := sortedSets(t, filepath.Join(root, "versions/v000002/harvest/context_sets"))
+	fullSets := sortedSets(t, filepath.Join(full, "versions/v000001/harvest/context_sets"))
+	old := map[string]schemas.ContextSet{}
+	for _, cs := range v1Sets {
+		old[cs.SentenceID] = cs
+	}
+	fullByID := map[string]schemas.ContextSet{}
+	for _, cs := range fullSets {
+		fullByID[cs.SentenceID] = cs
+	}
+	if len(refSets) != len(fullSets) {
+		t.Fatalf("refresh has %d context sets, the full run %d", len(refSets), len(fullSets))
+	}
+	newSents, kept, recomputed := 0, 0, 0
+	for _, cs := range refSets {
+		want, ok := fullByID[cs.SentenceID]
+		if !ok {
+			t.Fatalf("sentence %s has a set in the refresh only", cs.SentenceID)
+		}
+		prev, wasOld := old[cs.SentenceID]
+		switch {
+		case wasOld && sameSet(cs, prev):
+			kept++
+		case wasOld:
+			// Recomputed because it used a chunk that left the corpus.
+			recomputed++
+			if !sameSet(cs, want) {
+				t.Fatalf("sentence %s: its recomputed set differs from the full run's", cs.SentenceID)
+			}
+		default:
+			newSents++
+			if !sameSet(cs, want) {
+				t.Fatalf("new sentence %s: its set differs from the full run's", cs.SentenceID)
+			}
+		}
+	}
+	if int64(kept) != v2.Counters["refresh/context_sets_reused"] || int64(recomputed) != v2.Counters["refresh/context_sets_stale"] {
+		t.Fatalf("%d sets kept and %d recomputed; counters say %d and %d", kept, recomputed,
+			v2.Counters["refresh/context_sets_reused"], v2.Counters["refresh/context_sets_stale"])
+	}
+	if recomputed == 0 {
+		t.Fatal("no set used a removed chunk: the test corpus does not exercise staleness")
+	}
+	if newSents == 0 {
+		t.Fatal("no new sentences in the refresh")
+	}
+	if len(refPairs) != len(fullPairs) {
+		for _, k := range []string{"harvest/pairs_labeled", "refresh/labels_copied", "refresh/pairs_new", "refresh/labels_dropped", "harvest/context_sets", "refresh/context_sets_reused", "retrieve/queries", "harvest/sentences_kept"} {
+			t.Logf("%s: refresh %d, full %d", k, v2.Counters[k], f1.Counters[k])
+		}
+		t.Fatalf("refresh labeled %d pairs, the full run %d", len(refPairs), len(fullPairs))
+	}
+	prevPair := map[string]schemas.LabeledPair{}
+	for _, p := range v1Pairs {
+		prevPair[p.PairID] = p
+	}
+	copied, bothNew := 0, 0
+	for i, p := range refPairs {
+		q := fullPairs[i]
+		if p.PairID != q.PairID || p.Stratum != q.Stratum || p.Split != q.Split {
+			t.Fatalf("pair %d: refresh %s (%s), full run %s (%s)", i, p.PairID, p.Stratum, q.PairID, q.Stratum)
+		}
+		if pp, ok := prevPair[p.PairID]; ok && pp.ContextsDigest == p.ContextsDigest {
+			copied++
+			if p.Label != pp.Label || p.IndexFingerprint != pp.IndexFingerprint {
+				t.Fatalf("pair %s: copied label %v (index %s), version 1 had %v (index %s)",
+					p.PairID, p.Label, p.IndexFingerprint, pp.Label, pp.IndexFingerprint)
+			}
+		}
+		_, o1 := old[p.SentenceID1]
+		_, o2 := old[p.SentenceID2]
+		if p.ContextsDigest == q.ContextsDigest && p.Label != q.Label {
+			t.Fatalf("pair %s: same context sets as the full run, label %v vs %v", p.PairID, p.Label, q.Label)
+		}
+		if !o1 && !o2 {
+			bothNew++
+			if p.Label != q.Label {
+				t.Fatalf("pair %s of two new sentences: label %v, full run %v", p.PairID, p.Label, q.Label)
+			}
+		}
+	}
+	if int64(copied) != v2.Counters["refresh/labels_copied"] || copied == 0 {
+		t.Fatalf("%d pairs carry version 1 labels, the counter says %d", copied, v2.Counters["refresh/labels_copied"])
+	}
+	t.Logf("refresh: %d pairs (%d copied, %d between new sentences); sets: %d new, %d kept, %d recomputed",
+		len(refPairs), copied, bothNew, newSents, kept, recomputed)
+
+	// A third version expires the first (--keep_versions=2).
+	third := filepath.Join(tmp, "third.jsonl.gz")
+	writeCorpus(t, third, append(final, goodDoc(50)))
+	run(t, "refresh", args(third, root)...)
+	if _, err := os.Stat(filepath.Join(root, "versions/v000001")); !os.IsNotExist(err) {
+		t.Fatalf("version 1 did not expire: %v", err)
+	}
+	if v := currentVersion(t, root); v != "v000003" {
+		t.Fatalf("current version %q", v)
+	}
+	readManifest(t, root, "v000002")
+}
+
+func sameSet(a, b schemas.ContextSet) bool {
+	if a.SentenceID != b.SentenceID || len(a.Contexts) != len(b.Contexts) {
+		return false
+	}
+	for i := range a.Contexts {
+		x, y := a.Contexts[i], b.Contexts[i]
+		if x.ChunkID != y.ChunkID || x.Slot != y.Slot || x.Score != y.Score {
+			return false
+		}
+	}
+	return true
+}

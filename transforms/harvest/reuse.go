@@ -1,0 +1,151 @@
+package harvest
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+// Reuse across harvests. A label is a function of the two sentences, their
+// context sets and the models, and a context set is a function of the
+// sentence, the index it was retrieved from and the models. An incremental
+// refresh keeps the context sets of sentences it has already harvested, so
+// any pair it samples again between such sentences would get the label it
+// got before: it is copied, not recomputed.
+
+func init() {
+	register.Function1x2[schemas.Sentence, string, schemas.Sentence](keySentence)
+	register.Function1x2[schemas.LabeledPair, string, schemas.LabeledPair](keyLabeledPair)
+	register.Function1x2[pairJob, string, pairJob](keyJobByID)
+	register.Function2x0[schemas.ContextSet, func(string, string)](setChunksFn)
+	register.Function1x2[schemas.Chunk, string, bool](chunkKeyFn)
+	register.DoFn4x0[string, func(*string) bool, func(*bool) bool, func(string, string)](&staleFn{})
+	register.DoFn8x0[context.Context, string, func(*schemas.Sentence) bool, func(*schemas.ContextSet) bool,
+		func(*string) bool, func(schemas.Sentence), func(schemas.Sentence), func(schemas.ContextSet)](&reuseSetsFn{})
+	register.Iter1[bool]()
+	register.Emitter2[string, string]()
+	register.DoFn6x0[context.Context, string, func(*pairJob) bool, func(*schemas.LabeledPair) bool,
+		func(pairJob), func(schemas.LabeledPair)](&reuseLabelFn{})
+	register.Iter1[pairJob]()
+	register.Emitter1[pairJob]()
+	register.Iter1[schemas.Sentence]()
+	register.Iter1[schemas.LabeledPair]()
+	register.Emitter1[schemas.Sentence]()
+	register.Emitter1[schemas.ContextSet]()
+	register.Emitter1[schemas.LabeledPair]()
+}
+
+func keySentence(s schemas.Sentence) (string, schemas.Sentence)            { return s.ID, s }
+func keyLabeledPair(p schemas.LabeledPair) (string, schemas.LabeledPair) { return p.PairID, p }
+
+// ReuseSets splits sentences into fresh ones and old ones. An old sentence
+// has a context set in prevSets (schemas.ContextSet) whose contexts all
+// come from chunks still in the corpus (chunks, schemas.Chunk); its set is
+// returned as reused. The others are fresh: their sets must be computed
+// (again). Sets of sentences no longer in sentences are dropped.
+func ReuseSets(s beam.Scope, sentences, prevSets, chunks beam.PCollection) (fresh, old, reused beam.PCollection) {
+	s = s.Scope("harvest.ReuseSets")
+	refs := beam.ParDo(s, setChunksFn, prevSets)
+	stale := beam.ParDo(s, &staleFn{}, beam.CoGroupByKey(s, refs, beam.ParDo(s, chunkKeyFn, chunks)))
+	return beam.ParDo3(s, &reuseSetsFn{}, beam.CoGroupByKey(s,
+		beam.ParDo(s, keySentence, sentences), beam.ParDo(s, keyContextSet, prevSets), stale))
+}
+
+// setChunksFn emits (chunk ID, sentence ID) once for each chunk a set uses.
+func setChunksFn(cs schemas.ContextSet, emit func(string, string)) {
+	seen := map[string]bool{}
+	for _, c := range cs.Contexts {
+		if !seen[c.ChunkID] {
+			seen[c.ChunkID] = true
+			emit(c.ChunkID, cs.SentenceID)
+		}
+	}
+}
+
+func chunkKeyFn(c schemas.Chunk) (string, bool) { return c.ID, true }
+
+// staleFn emits (sentence ID, chunk ID) for each set that uses a chunk
+// the corpus no longer has.
+type staleFn struct{}
+
+func (f *staleFn) ProcessElement(chunkID string, users func(*string) bool, present func(*bool) bool, emit func(string, string)) {
+	var ok bool
+	if present(&ok) {
+		return
+	}
+	var sid string
+	for users(&sid) {
+		emit(sid, chunkID)
+	}
+}
+
+type reuseSetsFn struct {
+	reused, fresh, dropped, stale beam.Counter
+}
+
+func (f *reuseSetsFn) Setup() {
+	f.reused = beam.NewCounter("refresh", "context_sets_reused")
+	f.fresh = beam.NewCounter("refresh", "sentences_to_score")
+	f.dropped = beam.NewCounter("refresh", "context_sets_dropped")
+	f.stale = beam.NewCounter("refresh", "context_sets_stale")
+}
+
+func (f *reuseSetsFn) ProcessElement(ctx context.Context, _ string, sents func(*schemas.Sentence) bool,
+	sets func(*schemas.ContextSet) bool, stale func(*string) bool,
+	emitFresh, emitOld func(schemas.Sentence), emitReused func(schemas.ContextSet)) {
+	var st schemas.Sentence
+	have := sents(&st)
+	var cs schemas.ContextSet
+	var gone string
+	if sets(&cs) {
+		if have && stale(&gone) {
+			f.stale.Inc(ctx, 1) // it used text that left the corpus
+			f.fresh.Inc(ctx, 1)
+			emitFresh(st)
+		} else if have {
+			f.reused.Inc(ctx, 1)
+			emitOld(st)
+			emitReused(cs)
+		} else {
+			f.dropped.Inc(ctx, 1) // its sentence left the corpus (or the sample)
+		}
+		return
+	}
+	if have {
+		f.fresh.Inc(ctx, 1)
+		emitFresh(st)
+	}
+}
+
+func keyJobByID(j pairJob) (string, pairJob) { return j.Pair.ID, j }
+
+// reuseLabelFn copies a previous label computed from the same context
+// sets, and passes the other pairs on to be labeled.
+type reuseLabelFn struct {
+	copied, fresh beam.Counter
+}
+
+func (f *reuseLabelFn) Setup() {
+	f.copied = beam.NewCounter("refresh", "labels_copied")
+	f.fresh = beam.NewCounter("refresh", "pairs_to_label")
+}
+
+func (f *reuseLabelFn) ProcessElement(ctx context.Context, _ string, jobs func(*pairJob) bool,
+	prev func(*schemas.LabeledPair) bool, emitJob func(pairJob), emitCopied func(schemas.LabeledPair)) {
+	var j pairJob
+	if !jobs(&j) {
+		return // a pair of the earlier harvest not sampled now
+	}
+	var lp schemas.LabeledPair
+	if prev(&lp) && lp.ContextsDigest == ContextsDigest(j.SetA, j.SetB) {
+		f.copied.Inc(ctx, 1)
+		lp.Stratum = j.Pair.Stratum // the stratum follows the current sampling
+		emitCopied(lp)
+		return
+	}
+	f.fresh.Inc(ctx, 1)
+	emitJob(j)
+}
