@@ -301,9 +301,9 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 		"version": m.Version, "settings": st, "pair_sampler": pc, "runner": jobrun.RunnerName(),
 		"context_sets_reused": c["refresh/context_sets_reused"], "context_sets_computed": c["harvest/context_sets"],
 		"labels_copied": c["refresh/labels_copied"], "pairs_labeled": c["harvest/pairs_labeled"],
-		"pairs": c["refresh/labels_copied"] + c["harvest/pairs_labeled"],
+		"pairs":     c["refresh/labels_copied"] + c["harvest/pairs_labeled"],
 		"gen_evals": c["harvest/gen_evals_context_sets"] + c["harvest/gen_evals_labels"],
-		"counters": c,
+		"counters":  c,
 	}
 	b, _ := json.MarshalIndent(sum, "", "  ")
 	return c, remote.WriteFile(ctx, remote.Join(outDir, "summary.json"), append(b, '\n'))

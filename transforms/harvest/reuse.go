@@ -38,7 +38,7 @@ func init() {
 	register.Emitter1[schemas.LabeledPair]()
 }
 
-func keySentence(s schemas.Sentence) (string, schemas.Sentence)            { return s.ID, s }
+func keySentence(s schemas.Sentence) (string, schemas.Sentence)          { return s.ID, s }
 func keyLabeledPair(p schemas.LabeledPair) (string, schemas.LabeledPair) { return p.PairID, p }
 
 // ReuseSets splits sentences into fresh ones and old ones. An old sentence
