@@ -7,6 +7,7 @@ require (
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/fsouza/fake-gcs-server v1.56.1
 	github.com/parquet-go/parquet-go v0.32.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.43.0
 )

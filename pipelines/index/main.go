@@ -88,6 +88,8 @@ func main() {
 		jobrun.Fail(err)
 	}
 	if jobrun.NotRun() {
+		// Only built or submitted: say where the job writes.
+		fmt.Printf("index:        %s\nsentences:    %s/sentences\nchunks:       %s/chunks\n", dir, *output, *output)
 		return
 	}
 	fmt.Println("counters:")
