@@ -59,6 +59,40 @@ func TestHarvestOnGCS(t *testing.T) {
 	}
 	remotePairs := sortedPairs(t, got)
 
+	// The refresh job on the bucket: a first version, then a refresh after
+	// a document is added, which fetches and updates the first version's
+	// index; a rerun changes nothing.
+	refresh := func(in string) string {
+		return run(t, "refresh", "--input="+in, "--root="+b+"/labels", "--model="+b+"/model", "--preset=demo",
+			"--top_k=60", "--rerank=24", "--set_size=8", "--sample=0.3", "--shards=2", "--parquet_shards=2")
+	}
+	refresh(b + "/input/c.jsonl.gz")
+	more := append([]byte(nil), data...)
+	if err := remote.WriteFile(ctx, b+"/input2/c.jsonl.gz", more); err != nil {
+		t.Fatal(err)
+	}
+	gz(t, filepath.Join(tmp, "extra.jsonl.gz"), []byte(goodDoc(77)+"\n"))
+	extra, _ := os.ReadFile(filepath.Join(tmp, "extra.jsonl.gz"))
+	if err := remote.WriteFile(ctx, b+"/input2/extra.jsonl.gz", extra); err != nil {
+		t.Fatal(err)
+	}
+	refresh(b + "/input2/*.jsonl.gz")
+	cur, err := remote.ReadFile(ctx, b+"/labels/CURRENT.json")
+	if err != nil || !strings.Contains(string(cur), `"v000002"`) {
+		t.Fatalf("CURRENT.json on GCS: %s, %v", cur, err)
+	}
+	var man struct {
+		ChunksAdded int  `json:"chunks_added"`
+		Reused      bool `json:"reused_parent"`
+	}
+	mb, err := remote.ReadFile(ctx, b+"/labels/versions/v000002/MANIFEST.json")
+	if err != nil || json.Unmarshal(mb, &man) != nil || man.ChunksAdded == 0 || !man.Reused {
+		t.Fatalf("refresh manifest on GCS: %s, %v", mb, err)
+	}
+	if out := refresh(b + "/input2/*.jsonl.gz"); !strings.Contains(out, "nothing to do") {
+		t.Fatalf("a repeated refresh on GCS did work:\n%s", out)
+	}
+
 	// The same run on local disk labels the same pairs, bit for bit.
 	corpusOut, model := harvestFixture(t)
 	local := filepath.Join(t.TempDir(), "harvest")
