@@ -1,0 +1,188 @@
+package surrogate
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/nn"
+)
+
+func testModel(t testing.TB, vocab, dim int, seed uint64) *Model {
+	t.Helper()
+	m, err := New(Config{Vocab: vocab, Dim: dim, InitStd: 0.5}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// dense returns g as a (vocab, dim) matrix.
+func dense(g *SparseGrad, vocab, dim int) []float32 {
+	out := make([]float32, vocab*dim)
+	for _, id := range g.Rows() {
+		copy(out[id*dim:(id+1)*dim], g.Row(id))
+	}
+	return out
+}
+
+func TestEncode(t *testing.T) {
+	m := testModel(t, 5, 3, 1)
+	copy(m.Emb.Value.Data, []float32{0, 0, 0, 1, 2, 3, 3, 2, 1, 9, 9, 9, -1, 0, 1})
+	got := m.Encode([]int{1, 2, 2, 4})
+	want := []float32{(1 + 3 + 3 - 1) / 4.0, (2 + 2 + 2 + 0) / 4.0, (3 + 1 + 1 + 1) / 4.0}
+	if !slices.Equal(got, want) {
+		t.Errorf("Encode = %v, want %v", got, want)
+	}
+	if got := m.Encode(nil); !slices.Equal(got, []float32{0, 0, 0}) {
+		t.Errorf("empty sentence = %v", got)
+	}
+	batch := m.EncodeBatch([][]int{{1}, {1, 2, 2, 4}, {}}, nil)
+	if !slices.Equal(batch[3:6], want) || !slices.Equal(batch[:3], []float32{1, 2, 3}) || !slices.Equal(batch[6:], []float32{0, 0, 0}) {
+		t.Errorf("EncodeBatch = %v", batch)
+	}
+	if err := m.CheckIDs([]int{0, 4, 5}); err == nil || !strings.Contains(err.Error(), "id 5") {
+		t.Errorf("CheckIDs: %v", err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "outside [0, 5)") {
+			t.Errorf("out-of-range id: panic %v", r)
+		}
+	}()
+	m.Encode([]int{-1})
+}
+
+func TestEncoderGradient(t *testing.T) {
+	const vocab, dim = 9, 6
+	m := testModel(t, vocab, dim, 2)
+	sents := [][]int{{1, 2, 3}, {3, 3, 7}, {}, {8}, {2, 5, 1, 1, 6}}
+	rng := rand.New(rand.NewPCG(5, 5))
+	r := make([]float32, len(sents)*dim)
+	for i := range r {
+		r[i] = float32(rng.NormFloat64())
+	}
+	g := NewSparseGrad(vocab, dim)
+	m.Backward(sents, r, g)
+	if got := g.Rows(); !slices.Equal(got, []int{1, 2, 3, 7, 8, 5, 6}) {
+		t.Errorf("touched rows %v", got)
+	}
+	if g.Row(0) != nil || g.Row(4) != nil {
+		t.Error("untouched rows have a gradient")
+	}
+	loss := func() float64 {
+		var s float64
+		for i, v := range m.EncodeBatch(sents, nil) {
+			s += float64(v) * float64(r[i])
+		}
+		return s
+	}
+	grad := dense(g, vocab, dim)
+	checkGrads(t, "emb", loss, m.Emb.Value.Data, grad, 1e-2, 1000)
+	// Reset keeps nothing.
+	g.Reset()
+	if len(g.Rows()) != 0 || g.Row(1) != nil {
+		t.Error("Reset left rows behind")
+	}
+	m.Backward(sents[3:4], r[3*dim:4*dim], g)
+	if !slices.Equal(g.Row(8), r[3*dim:4*dim]) || len(g.Rows()) != 1 {
+		t.Errorf("after Reset: rows %v, row 8 = %v", g.Rows(), g.Row(8))
+	}
+}
+
+// TestTrainerGradient checks the whole training gradient, from the table
+// through the encoder and each objective, against finite differences.
+func TestTrainerGradient(t *testing.T) {
+	const vocab, dim = 12, 5
+	rng := rand.New(rand.NewPCG(8, 8))
+	var batch []Pair
+	for i := range 6 {
+		p := Pair{Label: float32(2*rng.Float64() - 1)}
+		for range 1 + rng.IntN(4) {
+			p.A = append(p.A, rng.IntN(vocab))
+			p.B = append(p.B, rng.IntN(vocab))
+		}
+		if i%2 == 0 {
+			p.B = append(p.B, p.A...)
+		}
+		batch = append(batch, p)
+	}
+	batch[0].Label, batch[1].Label = 0.95, 0.8
+	for name, oc := range objectiveCases() {
+		t.Run(name, func(t *testing.T) {
+			m := testModel(t, vocab, dim, 3)
+			tr, err := newTrainer(m, oc, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.gradient(batch)
+			grad := dense(tr.grad, vocab, dim)
+			obj, _ := NewObjective(oc)
+			loss := func() float64 {
+				var a, b [][]int
+				var y []float32
+				for _, p := range batch {
+					a, b, y = append(a, p.A), append(b, p.B), append(y, p.Label)
+				}
+				return obj.Loss(m.EncodeBatch(a, nil), m.EncodeBatch(b, nil), y, dim, nil, nil)
+			}
+			checkGrads(t, "emb", loss, m.Emb.Value.Data, grad, 1e-3, 1000)
+		})
+	}
+}
+
+// TestSparseAdamMatchesDense checks that lazy Adam is Adam when every row
+// receives a gradient, and leaves untouched rows alone.
+func TestSparseAdamMatchesDense(t *testing.T) {
+	const vocab, dim = 4, 3
+	m := testModel(t, vocab, dim, 4)
+	ref := nn.NewParam("emb.weight", vocab, dim)
+	copy(ref.Value.Data, m.Emb.Value.Data)
+	dadam, sadam := nn.NewAdam(0.05), NewSparseAdam(0.05)
+	g := NewSparseGrad(vocab, dim)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		g.Reset()
+		ref.Grad.Zero()
+		for _, id := range []int{2, 0, 1, 3} {
+			row := g.acc(id)
+			for j := range row {
+				row[j] = float32(rng.NormFloat64())
+			}
+			copy(ref.Grad.Data[id*dim:(id+1)*dim], row)
+		}
+		sadam.Step(m.Emb, g)
+		dadam.Step([]*nn.Param{ref})
+	}
+	for i, v := range m.Emb.Value.Data {
+		if math.Abs(float64(v-ref.Value.Data[i])) > 1e-6 {
+			t.Fatalf("weight %d: sparse %v, dense %v", i, v, ref.Value.Data[i])
+		}
+	}
+	before := slices.Clone(m.Emb.Value.Data)
+	g.Reset()
+	copy(g.acc(1), []float32{1, -1, 0.5})
+	sadam.Step(m.Emb, g)
+	for i := range before {
+		if changed := before[i] != m.Emb.Value.Data[i]; changed != (i/dim == 1) {
+			t.Errorf("weight %d changed: %v", i, changed)
+		}
+	}
+}
+
+func TestNewDeterministic(t *testing.T) {
+	a, b, c := testModel(t, 50, 7, 11), testModel(t, 50, 7, 11), testModel(t, 50, 7, 12)
+	if !slices.Equal(a.Emb.Value.Data, b.Emb.Value.Data) {
+		t.Error("same seed, different weights")
+	}
+	if slices.Equal(a.Emb.Value.Data, c.Emb.Value.Data) {
+		t.Error("different seeds, same weights")
+	}
+	for _, cfg := range []Config{{Vocab: 0, Dim: 3, InitStd: 1}, {Vocab: 3, Dim: 0, InitStd: 1},
+		{Vocab: 3, Dim: 3}, {Vocab: MaxVocab, Dim: MaxDim, InitStd: 1}, {Vocab: 3, Dim: 3, InitStd: math.Inf(1)}} {
+		if _, err := New(cfg, 1); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
