@@ -15,6 +15,7 @@ RES=bench/results.txt
 make -s build
 go build -o bin/refreshcmp ./bench/refreshcmp
 rm -rf $W && mkdir -p $W
+exec > >(tee $W/report.txt) 2>&1
 python3 - ../shared/data/corpus/mixed-2m.jsonl.gz $W <<'PY'
 import gzip, hashlib, json, sys
 src, out = sys.argv[1], sys.argv[2]
@@ -52,3 +53,8 @@ print(f"full:    sets computed {fs['context_sets_computed']}; pairs labeled {fs[
 print(f"ratio refresh/full: cpu {cpu('refresh') / cpu('full'):.3f}, gen evals {rs['gen_evals'] / max(fs['gen_evals'], 1):.3f}, "
       f"stage seconds ingest {r['seconds']['ingest']:.0f}/{f['seconds']['ingest']:.0f} index {r['seconds']['index']:.0f}/{f['seconds']['index']:.0f} harvest {r['seconds']['harvest']:.0f}/{f['seconds']['harvest']:.0f}")
 PY
+{
+  echo ""
+  echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): refresh of mixed-2m against a full run, models $MODEL, preset $PRESET, sample $SAMPLE"
+  cat $W/report.txt
+} >> "$RES"
