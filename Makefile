@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 DEMO := $(OUT)/demo
-BINS := index retrieve train harvest evaluate refresh
+BINS := index retrieve train harvest evaluate refresh surrogate
 
 .PHONY: all build demo test test-short bench tools clean
 

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		{"harvest", "../harvest"},
 		{"evaluate", "../evaluate"},
 		{"refresh", "../refresh"},
+		{"surrogate", "../surrogate"},
 		{"prism", "github.com/apache/beam/sdks/v2/go/cmd/prism"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/surrogate"
+)
+
+// surrogateResults is the part of the surrogate job's results.json the
+// test checks.
+type surrogateResults struct {
+	TrainPairs          int            `json:"train_pairs"`
+	TrainPairsAvailable int            `json:"train_pairs_available"`
+	DevPairs            int            `json:"dev_pairs"`
+	BySplit             map[string]int `json:"pairs_by_split"`
+	STSPairs            int            `json:"sts_pairs"`
+	STSSentences        int            `json:"sts_sentences"`
+	TokenizerFP         string         `json:"tokenizer_fingerprint"`
+	IDF                 struct {
+		Source    string `json:"source"`
+		Documents int    `json:"documents"`
+	} `json:"idf"`
+	Results []struct {
+		Name        string   `json:"name"`
+		Kind        string   `json:"kind"`
+		Spearman100 *float64 `json:"spearman_x100"`
+		EvalRank    *struct {
+			MRR     *float64 `json:"mrr"`
+			Hits1   *float64 `json:"hits1"`
+			Hits3   *float64 `json:"hits3"`
+			Queries int      `json:"queries"`
+		} `json:"evalrank"`
+		TrainPairs   int     `json:"train_pairs"`
+		TrainSeconds float64 `json:"train_seconds"`
+		Curve        *struct {
+			Epochs []struct {
+				TrainLoss *float64 `json:"train_loss"`
+			} `json:"epochs"`
+		} `json:"curve"`
+		Encode *struct {
+			SentencesPerSec float64 `json:"sentences_per_sec_per_core"`
+		} `json:"encode"`
+	} `json:"results"`
+	Seconds map[string]float64 `json:"seconds"`
+}
+
+func readSurrogateResults(t *testing.T, dir, stdout string) surrogateResults {
+	t.Helper()
+	var res surrogateResults
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatalf("results.json: %v\n%s", err, stdout)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("results.json: %v\n%s", err, b)
+	}
+	return res
+}
+
+// surrogateSTS writes an STS-format file of corpus-like sentences: pairs of
+// one template with different numbers score high, pairs across templates
+// low, so that every encoder has something to rank.
+func surrogateSTS(t *testing.T, dir string) string {
+	t.Helper()
+	templates := []string{
+		"Document %d paragraph 1 opens here.",
+		"Mr. Smith met Dr. Jones at 3.5 p.m. in the U.S. capital %d.",
+		"They spoke of item %d at length.",
+	}
+	lines := []string{"score\ts1\ts2\tgenre"}
+	for i := range 16 {
+		a := i % len(templates)
+		b := a
+		score := 4.0 + float64(i%2)
+		if i%4 >= 2 {
+			b, score = (a+1)%len(templates), float64(i%2)
+		}
+		lines = append(lines, fmt.Sprintf("%.1f\t%s\t%s\tx", score,
+			fmt.Sprintf(templates[a], i), fmt.Sprintf(templates[b], 100+i)))
+	}
+	path := filepath.Join(dir, "sts.tsv")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runSurrogateFail runs the surrogate job expecting it to fail, and returns
+// its stderr.
+func runSurrogateFail(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "surrogate"), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("surrogate %v succeeded, want an error\n%s", args, out.String())
+	}
+	return errb.String()
+}
+
+// TestSurrogate harvests pairs, trains a surrogate per objective on them,
+// and checks the side-by-side evaluation, the saved models and the errors.
+func TestSurrogate(t *testing.T) {
+	corpusOut, model := harvestFixture(t)
+	hout := filepath.Join(t.TempDir(), "harvest")
+	run(t, "harvest", harvestArgs(corpusOut, model, hout)...)
+	pairs := sortedPairs(t, hout+"/pairs")
+	nTrain := 0
+	for _, p := range pairs {
+		if p.Split == "train" {
+			nTrain++
+		}
+	}
+	if nTrain < 10 {
+		t.Fatalf("the harvest gave %d training pairs of %d", nTrain, len(pairs))
+	}
+
+	tmp := t.TempDir()
+	sts := surrogateSTS(t, tmp)
+	out := filepath.Join(tmp, "surrogate")
+	pairsGlob := hout + "/pairs/*.parquet"
+	stdout := run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out,
+		"--objective=l2,contrastive,multisim", "--epochs=2", "--batch_size=16", "--lr=0.01", "--sts="+sts)
+	if !strings.Contains(stdout, "Spearman x100") || !strings.Contains(stdout, "Hits@1") {
+		t.Fatalf("no table printed:\n%s", stdout)
+	}
+	res := readSurrogateResults(t, out, stdout)
+	if res.TrainPairs != nTrain || res.TrainPairsAvailable != nTrain || res.BySplit["train"] != nTrain {
+		t.Fatalf("results report %d training pairs (%d available, by split %v), the table has %d",
+			res.TrainPairs, res.TrainPairsAvailable, res.BySplit, nTrain)
+	}
+	if res.STSPairs != 16 || res.STSSentences != 32 {
+		t.Fatalf("%d STS pairs and %d sentences, want 16 and 32", res.STSPairs, res.STSSentences)
+	}
+	if res.IDF.Source != "sts_sentences" || res.IDF.Documents != 32 {
+		t.Fatalf("without --chunks the IDF should come from the 32 STS sentences: %+v", res.IDF)
+	}
+	var names []string
+	for _, r := range res.Results {
+		names = append(names, r.Name)
+		if r.Spearman100 == nil || math.IsNaN(*r.Spearman100) || *r.Spearman100 < -100 || *r.Spearman100 > 100 {
+			t.Errorf("%s: Spearman x100 %v", r.Name, r.Spearman100)
+		}
+		er := r.EvalRank
+		if er == nil || er.MRR == nil || er.Hits1 == nil || er.Hits3 == nil || er.Queries == 0 {
+			t.Fatalf("%s: EvalRank %+v", r.Name, er)
+		}
+		if !(*er.MRR > 0 && *er.MRR <= 1) || !(*er.Hits1 >= 0 && *er.Hits1 <= *er.Hits3 && *er.Hits3 <= 1) ||
+			*er.Hits1 > *er.MRR {
+			t.Errorf("%s: EvalRank MRR %v, Hits@1 %v, Hits@3 %v", r.Name, *er.MRR, *er.Hits1, *er.Hits3)
+		}
+		if r.Name == "tfidf" {
+			if r.Kind != "baseline" {
+				t.Errorf("tfidf kind %q", r.Kind)
+			}
+			continue
+		}
+		if r.Kind != "surrogate" || r.TrainPairs != nTrain || r.TrainSeconds <= 0 || r.Curve == nil ||
+			len(r.Curve.Epochs) != 2 || r.Curve.Epochs[1].TrainLoss == nil {
+			t.Errorf("%s: training report kind %q, %d pairs, %gs, curve %+v", r.Name, r.Kind, r.TrainPairs, r.TrainSeconds, r.Curve)
+		}
+		if r.Encode == nil || r.Encode.SentencesPerSec <= 0 {
+			t.Errorf("%s: no encoder throughput", r.Name)
+		}
+		m, saved, err := surrogate.Load(filepath.Join(out, r.Name), res.TokenizerFP)
+		if err != nil {
+			t.Fatalf("%s: the saved model does not load: %v", r.Name, err)
+		}
+		if m.Dim() != 300 || saved.Info["train_pairs"] != float64(nTrain) {
+			t.Errorf("%s: dim %d, info %v", r.Name, m.Dim(), saved.Info["train_pairs"])
+		}
+	}
+	if want := []string{"l2", "contrastive", "multisim", "tfidf"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("results %v, want %v", names, want)
+	}
+	if _, _, err := surrogate.Load(filepath.Join(out, "l2"), "another tokenizer"); err == nil {
+		t.Fatal("a surrogate loaded with another tokenizer's fingerprint")
+	}
+
+	// Same data and seed: identical weights. A learning-curve point on the
+	// first pairs by ID, with the IDF over the corpus chunks.
+	out2 := filepath.Join(tmp, "surrogate2")
+	stdout = run(t, "surrogate", "--pairs="+hout+"/pairs", "--model="+model, "--output="+out2,
+		"--objective=l2", "--epochs=2", "--batch_size=16", "--lr=0.01", "--sts="+sts,
+		"--chunks="+corpusOut+"/chunks/*.parquet")
+	a, _ := os.ReadFile(filepath.Join(out, "l2", surrogate.WeightsFile))
+	b, _ := os.ReadFile(filepath.Join(out2, "l2", surrogate.WeightsFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("two runs with the same data and seed give different weights")
+	}
+	if res2 := readSurrogateResults(t, out2, stdout); res2.IDF.Source != "chunks" || res2.IDF.Documents == 0 {
+		t.Fatalf("with --chunks the IDF should come from the chunks: %+v", res2.IDF)
+	}
+	out3 := filepath.Join(tmp, "surrogate3")
+	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out3,
+		"--objective=multisim", "--epochs=1", "--max_pairs=5")
+	if res3 := readSurrogateResults(t, out3, stdout); res3.TrainPairs != 5 || len(res3.Results) != 1 ||
+		res3.Results[0].Spearman100 != nil {
+		t.Fatalf("--max_pairs=5 without --sts: %d training pairs, results %+v", res3.TrainPairs, res3.Results)
+	}
+
+	// Errors.
+	bad := filepath.Join(tmp, "bad")
+	if msg := runSurrogateFail(t, "--pairs="+filepath.Join(tmp, "none/*.parquet"), "--model="+model, "--output="+bad); !strings.Contains(msg, "no pairs found") {
+		t.Errorf("missing pairs: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--split=nosuch"); !strings.Contains(msg, "no training pairs") {
+		t.Errorf("empty train split: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--objective=l2,cosine"); !strings.Contains(msg, "unknown objective") {
+		t.Errorf("unknown objective: %s", msg)
+	}
+	// Pairs labelled by other models.
+	other := filepath.Join(tmp, "other")
+	os.MkdirAll(other, 0o755)
+	f, err := os.Create(filepath.Join(other, "part-00000-of-00001.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := schemas.NewWriter(f, reflect.TypeOf(schemas.LabeledPair{}), schemas.WriterOptions{})
+	for _, p := range pairs {
+		p.ModelFingerprint = "0123456789abcdef"
+		if err := w.Write(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if msg := runSurrogateFail(t, "--pairs="+other+"/*.parquet", "--model="+model, "--output="+bad); !strings.Contains(msg, "fingerprint mismatch") {
+		t.Errorf("pairs of other models: %s", msg)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "l2")); err == nil {
+		t.Error("a failed run saved a model")
+	}
+}
