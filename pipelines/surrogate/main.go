@@ -1,7 +1,7 @@
 // Command surrogate trains fast sentence encoders on harvested labels
 // (Sun et al., TACL 2022, Sec. 3.4) and evaluates them side by side with a
-// unigram TF-IDF baseline on an STS file: Spearman correlation with the gold
-// scores and EvalRank.
+// unigram TF-IDF baseline and the untrained encoder on an STS file:
+// Spearman correlation with the gold scores and EvalRank.
 //
 //	go run ./pipelines/surrogate --pairs='out/harvest/pairs/*.parquet' --model=out/model \
 //	  --output=out/surrogate --objective=l2,contrastive,multisim --sts=../shared/data/eval/stsb-dev.tsv \
@@ -54,8 +54,9 @@ squared error on cosine; contrastive: InfoNCE on pairs labelled at least
 under --output/<objective>/ (surrogate.json + surrogate.safetensors).
 
 With --sts (a TSV with a header and the columns score, s1, s2, as
-stsb-dev.tsv), every encoder and the unigram TF-IDF cosine baseline are
-evaluated on the same pairs: Spearman x100 of cosine against the gold scores,
+stsb-dev.tsv), every encoder, the unigram TF-IDF cosine baseline and the
+untrained encoder (random embeddings, which already reward word overlap)
+are evaluated on the same pairs: Spearman x100 of cosine against the gold scores,
 and EvalRank (MRR, Hits@1, Hits@3) over the file's distinct sentences. The
 TF-IDF IDF is counted over the corpus chunks of --chunks, or over the STS
 sentences themselves when --chunks is not given.
@@ -370,6 +371,20 @@ func main() {
 			jobrun.Fail(err)
 		}
 		out.Results = append(out.Results, r)
+		// The encoder before training, from the same seed: averaged random
+		// vectors already reward word overlap, so this is the bar the
+		// labels must lift an encoder above.
+		m0, err := surrogate.New(surrogate.Config{Vocab: tok.VocabSize(), Dim: *dim,
+			InitStd: surrogate.DefaultConfig(1).InitStd}, *seed)
+		if err != nil {
+			jobrun.Fail(err)
+		}
+		u := result{Name: "untrained", Kind: "baseline",
+			Note: "the encoder at its random initialisation (same seed and width), before any label"}
+		if err := ev.surrogate(m0, &u); err != nil {
+			jobrun.Fail(err)
+		}
+		out.Results = append(out.Results, u)
 	}
 
 	report(os.Stdout, out.Results)
