@@ -1,25 +1,17 @@
 package main
 
 import (
-	"math"
-	"strings"
-	"unicode"
-
+	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 )
 
-// tfidf is the unigram TF-IDF baseline: IDF = log(N / (1 + df)) with df
-// counted over the corpus chunks.
-type tfidf struct {
-	df map[string]int
-	n  float64
-}
-
-func newTFIDF(st *hv.Store) *tfidf {
-	t := &tfidf{df: map[string]int{}, n: float64(st.Len())}
+// newTFIDF counts the unigram document frequencies over the corpus chunks,
+// splitting each stored sentence into words once.
+func newTFIDF(st *hv.Store) *sts.TFIDF {
+	t := &sts.TFIDF{DF: map[string]int{}, N: float64(st.Len())}
 	sentWords := make([][]string, st.Sentences())
 	for k := range sentWords {
-		sentWords[k] = words(st.Text(int32(k)))
+		sentWords[k] = sts.Words(st.Text(int32(k)))
 	}
 	seen := map[string]bool{}
 	for i := range st.Len() {
@@ -28,7 +20,7 @@ func newTFIDF(st *hv.Store) *tfidf {
 			for _, w := range sentWords[k] {
 				if !seen[w] {
 					seen[w] = true
-					t.df[w]++
+					t.DF[w]++
 				}
 			}
 		}
@@ -36,42 +28,16 @@ func newTFIDF(st *hv.Store) *tfidf {
 	return t
 }
 
-func (t *tfidf) idf(w string) float64 { return math.Log(t.n / float64(1+t.df[w])) }
-
-func (t *tfidf) vec(s string) map[string]float64 {
-	v := map[string]float64{}
-	for _, w := range words(s) {
-		v[w] += t.idf(w)
-	}
-	return v
-}
-
-func (t *tfidf) cosine(a, b string) float64 {
-	va, vb := t.vec(a), t.vec(b)
-	var ab, aa, bb float64
-	for w, x := range va {
-		ab += x * vb[w]
-		aa += x * x
-	}
-	for _, y := range vb {
-		bb += y * y
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // meanWordVectors is the cosine of the IDF-weighted means of the coherence
 // model's subword embeddings; a subword is weighted by the IDF of the
 // word it came from.
-func meanWordVectors(m *hv.Models, t *tfidf, a, b string) float64 {
+func meanWordVectors(m *hv.Models, t *sts.TFIDF, a, b string) float64 {
 	emb := m.Disc.Emb.Weight.Value
 	d := emb.Cols()
 	mean := func(s string) []float64 {
 		v := make([]float64, d)
-		for _, w := range words(s) {
-			wt := max(t.idf(w), 0)
+		for _, w := range sts.Words(s) {
+			wt := max(t.IDF(w), 0)
 			for _, id := range m.Tok.Encode(w) {
 				row := emb.Data[int(id)*d : int(id+1)*d]
 				for j, x := range row {
@@ -82,11 +48,4 @@ func meanWordVectors(m *hv.Models, t *tfidf, a, b string) float64 {
 		return v
 	}
 	return hv.Similarity(mean(a), mean(b), "cosine")
-}
-
-// words splits s into lowercased runs of letters and digits.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
 }

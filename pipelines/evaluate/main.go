@@ -9,8 +9,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +25,7 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
-	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/nn"
@@ -63,7 +61,7 @@ Writes --output/results.json and --output/pairs.tsv (every pair's label
 under every variant).`
 
 var (
-	sts        = flag.String("sts", "", "STS TSV file (required).")
+	stsPath    = flag.String("sts", "", "STS TSV file, local or gs:// (required).")
 	indexDir   = flag.String("index", "", "Index directory from the index job (required).")
 	chunks     = flag.String("chunks", "", "Chunks table glob from the index job (required).")
 	model      = flag.String("model", "", "Model directory from the train job (required).")
@@ -81,11 +79,6 @@ var (
 	seed     = flag.Uint64("seed", 1, "Seed of the random-context ablation.")
 	blas     = flag.String("blas", "go", "Matrix multiply: go (batch-invariant: a score does not depend on its batch) or openblas.")
 )
-
-type pair struct {
-	gold   float64
-	s1, s2 string
-}
 
 type variant struct {
 	Name     string      `json:"name"`
@@ -127,10 +120,11 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	pairs, err := readSTS(*sts, *maxPairs)
+	all, err := sts.Read(ctx, *stsPath)
 	if err != nil {
 		jobrun.Fail(err)
 	}
+	pairs := sts.Spread(all, *maxPairs)
 	start := time.Now()
 	res, err := harvest.Open(ctx, harvest.Paths{Chunks: *chunks, Models: *model, Index: *indexDir})
 	if err != nil {
@@ -148,9 +142,9 @@ func main() {
 	tfPred := make([]float64, len(pairs))
 	mwvPred := make([]float64, len(pairs))
 	for i, p := range pairs {
-		gold[i] = p.gold
-		tfPred[i] = tf.cosine(p.s1, p.s2)
-		mwvPred[i] = meanWordVectors(res.Models, tf, p.s1, p.s2)
+		gold[i] = p.Gold
+		tfPred[i] = tf.Cosine(p.S1, p.S2)
+		mwvPred[i] = meanWordVectors(res.Models, tf, p.S1, p.S2)
 	}
 	results = append(results,
 		result{Name: "tfidf", Spearman100: 100 * hv.Spearman(tfPred, gold), Pairs: len(pairs)},
@@ -189,8 +183,8 @@ func main() {
 			defer wg.Done()
 			for i := range jobs {
 				p := pairs[i]
-				h1, _, err1 := res.Index.Search(ctx, p.s1, maxK, nil)
-				h2, _, err2 := res.Index.Search(ctx, p.s2, maxK, nil)
+				h1, _, err1 := res.Index.Search(ctx, p.S1, maxK, nil)
+				h2, _, err2 := res.Index.Search(ctx, p.S2, maxK, nil)
 				if err := errors.Join(err1, err2); err != nil {
 					accMu.Lock()
 					firstErr = errors.Join(firstErr, err)
@@ -201,7 +195,7 @@ func main() {
 					t0 := time.Now()
 					st := v.Settings
 					if strings.HasPrefix(v.Name, "signal_") {
-						va, vb, w := signal(e, p.s1, p.s2, h1, st)
+						va, vb, w := signal(e, p.S1, p.S2, h1, st)
 						nc := len(va)
 						preds[vi][i] = hv.Similarity(va, vb, st.Similarity)
 						other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
@@ -213,9 +207,9 @@ func main() {
 						accMu.Unlock()
 						continue
 					}
-					a, ia := e.ContextSet(p.s1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.s1))
-					b, ib := e.ContextSet(p.s2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.s2))
-					va, vb, lw := e.LabelVectors(p.s1, p.s2, a, b, st)
+					a, ia := e.ContextSet(p.S1, h1[:min(len(h1), st.TopK)], st, pairSeed(*seed, p.S1))
+					b, ib := e.ContextSet(p.S2, h2[:min(len(h2), st.TopK)], st, pairSeed(*seed, p.S2))
+					va, vb, lw := e.LabelVectors(p.S1, p.S2, a, b, st)
 					nc := len(va)
 					preds[vi][i] = hv.Similarity(va, vb, st.Similarity)
 					other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
@@ -348,52 +342,6 @@ func makeVariants(base hv.Settings, names []string) ([]variant, error) {
 	return out, nil
 }
 
-// readSTS reads score, s1, s2 columns after a header line. Text is
-// normalised as corpus text is.
-func readSTS(path string, limit int) ([]pair, error) {
-	data, err := remote.ReadFile(context.Background(), path)
-	if err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []pair
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			continue // header
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 3 {
-			return nil, fmt.Errorf("%s:%d: want score, s1, s2 separated by tabs, got %d columns", path, line, len(cols))
-		}
-		g, err := strconv.ParseFloat(cols[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: score: %w", path, line, err)
-		}
-		s1, s2 := corpus.Normalize(cols[1]), corpus.Normalize(cols[2])
-		if s1 == "" || s2 == "" {
-			return nil, fmt.Errorf("%s:%d: empty sentence", path, line)
-		}
-		out = append(out, pair{g, s1, s2})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if limit > 0 && limit < len(out) {
-		picked := make([]pair, limit)
-		for i := range picked {
-			picked[i] = out[i*len(out)/limit]
-		}
-		out = picked
-	}
-	if len(out) < 2 {
-		return nil, fmt.Errorf("%s: %d pairs; need at least 2", path, len(out))
-	}
-	return out, nil
-}
-
 func report(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tSpearman x100\tother similarity\tpairs\tmean |C_s|\tmean |C|\tgen evals/pair\tseconds")
@@ -411,11 +359,11 @@ func report(w io.Writer, rs []result) {
 
 func (r result) similarity() string { return otherSim(r.OtherSimilarity) }
 
-func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv []float64,
+func write(rs []result, pairs []sts.Pair, vs []variant, preds [][]float64, tf, mwv []float64,
 	res *harvest.Resources, start time.Time) error {
 	ctx := context.Background()
 	out := map[string]any{
-		"sts": *sts, "pairs": len(pairs), "preset": *preset, "results": rs,
+		"sts": *stsPath, "pairs": len(pairs), "preset": *preset, "results": rs,
 		"model_fingerprint": res.Models.Fingerprint, "index_fingerprint": res.Index.Meta.ID(),
 		"chunks": res.Engine.Store.Len(), "seconds": time.Since(start).Seconds(), "engine": res.Engine.Stats(),
 		"schema_version": schemas.Version,
@@ -431,11 +379,11 @@ func write(rs []result, pairs []pair, vs []variant, preds [][]float64, tf, mwv [
 	}
 	sb.WriteString("\ts1\ts2\n")
 	for i, p := range pairs {
-		fmt.Fprintf(&sb, "%g\t%.5f\t%.5f", p.gold, tf[i], mwv[i])
+		fmt.Fprintf(&sb, "%g\t%.5f\t%.5f", p.Gold, tf[i], mwv[i])
 		for vi := range vs {
 			fmt.Fprintf(&sb, "\t%.5f", preds[vi][i])
 		}
-		fmt.Fprintf(&sb, "\t%s\t%s\n", p.s1, p.s2)
+		fmt.Fprintf(&sb, "\t%s\t%s\n", p.S1, p.S2)
 	}
 	return remote.WriteFile(ctx, remote.Join(*output, "pairs.tsv"), []byte(sb.String()))
 }

@@ -219,7 +219,7 @@ func strataLine(s summary) []string {
 
 // printPairs prints n labeled pairs spread over the range of labels.
 func printPairs(dir string, n int) error {
-	ps, err := jobrun.ReadLocalTable[schemas.LabeledPair](dir)
+	ps, err := jobrun.ReadTable[schemas.LabeledPair](context.Background(), dir)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func refresh(ctx context.Context) error {
 	m.Seconds["ingest"] = time.Since(t0).Seconds()
 
 	// 2. Compare with the previous version.
-	chunks, err := readTable[schemas.Chunk](ctx, remote.Join(corpusDir, "chunks"))
+	chunks, err := jobrun.ReadTable[schemas.Chunk](ctx, remote.Join(corpusDir, "chunks"))
 	if err != nil {
 		return err
 	}
@@ -466,25 +466,8 @@ func readManifest(ctx context.Context, name string) (*Manifest, error) {
 	return &m, nil
 }
 
-func readTable[T any](ctx context.Context, dir string) ([]T, error) {
-	files, err := parquetio.Glob(ctx, remote.Join(dir, "part-*.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	var out []T
-	for _, f := range files {
-		if _, err := parquetio.ReadFile(ctx, f, reflect.TypeOf(*new(T)), func(v any) error {
-			out = append(out, v.(T))
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 func readChunkIDs(ctx context.Context, dir string) ([]string, error) {
-	cs, err := readTable[schemas.Chunk](ctx, dir)
+	cs, err := jobrun.ReadTable[schemas.Chunk](ctx, dir)
 	ids := make([]string, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
@@ -493,7 +476,7 @@ func readChunkIDs(ctx context.Context, dir string) ([]string, error) {
 }
 
 func readSentenceIDs(ctx context.Context, dir string) ([]string, error) {
-	ss, err := readTable[schemas.Sentence](ctx, dir)
+	ss, err := jobrun.ReadTable[schemas.Sentence](ctx, dir)
 	ids := make([]string, len(ss))
 	for i, s := range ss {
 		ids[i] = s.ID

@@ -101,7 +101,7 @@ func main() {
 // printExamples prints n retrievals, each with its top chunks and, from
 // each chunk, the sentence that shares the most bigrams with the query.
 func printExamples(hitsDir, chunksGlob string, n int) error {
-	rs, err := jobrun.ReadLocalTable[schemas.Retrieval](hitsDir)
+	rs, err := jobrun.ReadTable[schemas.Retrieval](context.Background(), hitsDir)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -28,10 +26,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
-	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
@@ -581,11 +578,11 @@ type evalData struct {
 	ids   [][]int
 	gold  []surrogate.GoldPair
 	idf   idfInfo
-	tf    []sparse
+	tf    []sts.Vector
 }
 
 func loadEval(ctx context.Context, path, chunks string, tok *tokenizer.Tokenizer) (*evalData, error) {
-	pairs, err := readSTS(ctx, path)
+	pairs, err := sts.Read(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -601,37 +598,25 @@ func loadEval(ctx context.Context, path, chunks string, tok *tokenizer.Tokenizer
 		return i
 	}
 	for _, p := range pairs {
-		ev.gold = append(ev.gold, surrogate.GoldPair{A: at(p.s1), B: at(p.s2), Score: p.gold})
+		ev.gold = append(ev.gold, surrogate.GoldPair{A: at(p.S1), B: at(p.S2), Score: p.Gold})
 	}
 	ev.ids = toInts(tok.EncodeBatch(ev.sents))
-	var df map[string]int
+	var tf *sts.TFIDF
 	if chunks != "" {
-		n, d, err := chunkDF(ctx, chunks)
-		if err != nil {
+		if tf, err = chunkDF(ctx, chunks); err != nil {
 			return nil, err
 		}
-		df, ev.idf = d, idfInfo{Source: "chunks", Documents: n, Chunks: chunks}
+		ev.idf = idfInfo{Source: "chunks", Documents: int(tf.N), Chunks: chunks}
 	} else {
-		df = map[string]int{}
+		tf = &sts.TFIDF{}
 		for _, s := range ev.sents {
-			for w := range wordSet(s) {
-				df[w]++
-			}
+			tf.AddDocument(s)
 		}
 		ev.idf = idfInfo{Source: "sts_sentences", Documents: len(ev.sents),
 			Note: "no --chunks given: IDF counted over the distinct STS sentences themselves, not the corpus"}
 	}
-	n := float64(ev.idf.Documents)
 	for _, s := range ev.sents {
-		v := sparse{w: map[string]float64{}}
-		for _, w := range words(s) {
-			v.w[w] += math.Log(n / float64(1+df[w]))
-		}
-		for _, x := range v.w {
-			v.norm += x * x
-		}
-		v.norm = math.Sqrt(v.norm)
-		ev.tf = append(ev.tf, v)
+		ev.tf = append(ev.tf, tf.Vector(s))
 	}
 	return ev, nil
 }
@@ -661,10 +646,10 @@ func (ev *evalData) surrogate(m *surrogate.Model, r *result) error {
 func (ev *evalData) tfidfResult() (result, error) {
 	pred := make([]float64, len(ev.gold))
 	for i, p := range ev.gold {
-		pred[i] = ev.tf[p.A].cosine(ev.tf[p.B])
+		pred[i] = ev.tf[p.A].Cosine(ev.tf[p.B])
 	}
 	sp := num(100 * hv.Spearman(pred, ev.goldScores()))
-	rr, err := surrogate.EvalRankFunc(len(ev.tf), func(i, j int) float64 { return ev.tf[i].cosine(ev.tf[j]) }, ev.gold)
+	rr, err := surrogate.EvalRankFunc(len(ev.tf), func(i, j int) float64 { return ev.tf[i].Cosine(ev.tf[j]) }, ev.gold)
 	if err != nil {
 		return result{}, err
 	}
@@ -732,123 +717,33 @@ func rate(sents, tokens, reps int, el time.Duration) *throughput {
 		Sentences: sents, Repeats: reps, Seconds: num(s)}
 }
 
-type stsPair struct {
-	gold   float64
-	s1, s2 string
-}
-
-// readSTS reads score, s1, s2 columns after a header line, normalising
-// the text as corpus text is.
-func readSTS(ctx context.Context, path string) ([]stsPair, error) {
-	data, err := remote.ReadFile(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("sts: %w", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []stsPair
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 || strings.TrimSpace(sc.Text()) == "" {
-			continue // header, or a blank line
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 3 {
-			return nil, fmt.Errorf("%s:%d: want score, s1, s2 separated by tabs, got %d columns", path, line, len(cols))
-		}
-		g, err := strconv.ParseFloat(cols[0], 64)
-		if err != nil || math.IsNaN(g) {
-			return nil, fmt.Errorf("%s:%d: bad score %q", path, line, cols[0])
-		}
-		s1, s2 := corpus.Normalize(cols[1]), corpus.Normalize(cols[2])
-		if s1 == "" || s2 == "" {
-			return nil, fmt.Errorf("%s:%d: empty sentence", path, line)
-		}
-		out = append(out, stsPair{g, s1, s2})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(out) < 2 {
-		return nil, fmt.Errorf("%s: %d pairs; need at least 2", path, len(out))
-	}
-	return out, nil
-}
-
 // chunkDF counts, over the chunks of the tables matching globs (each
 // chunk ID once), the chunks each word occurs in.
-func chunkDF(ctx context.Context, globs string) (int, map[string]int, error) {
-	df := map[string]int{}
+func chunkDF(ctx context.Context, globs string) (*sts.TFIDF, error) {
+	tf := &sts.TFIDF{}
 	seen := map[string]bool{}
 	for _, g := range jobrun.SplitList(globs) {
 		files, err := parquetio.Glob(ctx, g)
 		if err != nil {
-			return 0, nil, fmt.Errorf("chunks: %w", err)
+			return nil, fmt.Errorf("chunks: %w", err)
 		}
 		for _, name := range files {
 			if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
 				c := v.(schemas.Chunk)
-				if seen[c.ID] {
-					return nil
-				}
-				seen[c.ID] = true
-				ws := map[string]bool{}
-				for _, s := range c.Sentences {
-					for w := range wordSet(s) {
-						ws[w] = true
-					}
-				}
-				for w := range ws {
-					df[w]++
+				if !seen[c.ID] {
+					seen[c.ID] = true
+					tf.AddDocument(c.Sentences...)
 				}
 				return nil
 			}); err != nil {
-				return 0, nil, fmt.Errorf("chunks: %w", err)
+				return nil, fmt.Errorf("chunks: %w", err)
 			}
 		}
 	}
 	if len(seen) == 0 {
-		return 0, nil, fmt.Errorf("chunks: no chunks in %s", globs)
+		return nil, fmt.Errorf("chunks: no chunks in %s", globs)
 	}
-	return len(seen), df, nil
-}
-
-// sparse is a TF-IDF vector.
-type sparse struct {
-	w    map[string]float64
-	norm float64
-}
-
-// cosine is 0 when either vector is zero.
-func (a sparse) cosine(b sparse) float64 {
-	if a.norm == 0 || b.norm == 0 {
-		return 0
-	}
-	if len(b.w) < len(a.w) {
-		a, b = b, a
-	}
-	var ab float64
-	for w, x := range a.w {
-		ab += x * b.w[w]
-	}
-	return ab / (a.norm * b.norm)
-}
-
-// words splits s into lowercased runs of letters and digits, as the
-// evaluate job's baselines do.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
-
-func wordSet(s string) map[string]bool {
-	set := map[string]bool{}
-	for _, w := range words(s) {
-		set[w] = true
-	}
-	return set
+	return tf, nil
 }
 
 func report(w io.Writer, rs []result) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -17,7 +16,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 // Counters maps "namespace/name" to a counter's value, summed over steps.
@@ -93,20 +93,21 @@ func (c Counters) Reconcile(total string, parts ...string) error {
 	return nil
 }
 
-// ReadLocalTable reads every row of a local Parquet table written by a job
-// (dir/part-*.parquet), for printing examples after a run.
-func ReadLocalTable[T any](dir string) ([]T, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
+// ReadTable reads every row of a Parquet table written by a job
+// (dir/part-*.parquet), local or remote.
+func ReadTable[T any](ctx context.Context, dir string) ([]T, error) {
+	files, err := parquetio.Glob(ctx, remote.Join(dir, "part-*.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	var all []T
 	for _, f := range files {
-		rows, err := schemas.ReadFile[T](f)
-		if err != nil {
+		if _, err := parquetio.ReadFile(ctx, f, reflect.TypeOf(*new(T)), func(v any) error {
+			all = append(all, v.(T))
+			return nil
+		}); err != nil {
 			return nil, err
 		}
-		all = append(all, rows...)
 	}
 	return all, nil
 }
