@@ -42,6 +42,7 @@ type surrogateResults struct {
 		} `json:"evalrank"`
 		TrainPairs   int     `json:"train_pairs"`
 		TrainSeconds float64 `json:"train_seconds"`
+		Source       string  `json:"source"`
 		Curve        *struct {
 			Epochs []struct {
 				TrainLoss *float64 `json:"train_loss"`
@@ -51,6 +52,12 @@ type surrogateResults struct {
 			SentencesPerSec float64 `json:"sentences_per_sec_per_core"`
 		} `json:"encode"`
 	} `json:"results"`
+	TrainSizes    []int `json:"train_sizes"`
+	LearningCurve map[string][]struct {
+		Pairs       int      `json:"pairs"`
+		Spearman100 *float64 `json:"spearman_x100"`
+	} `json:"learning_curve"`
+	Config  map[string]any     `json:"config"`
 	Seconds map[string]float64 `json:"seconds"`
 }
 
@@ -159,7 +166,7 @@ func TestSurrogate(t *testing.T) {
 			*er.Hits1 > *er.MRR {
 			t.Errorf("%s: EvalRank MRR %v, Hits@1 %v, Hits@3 %v", r.Name, *er.MRR, *er.Hits1, *er.Hits3)
 		}
-		if r.Name == "tfidf" || r.Name == "untrained" {
+		if r.Name == "tfidf" || r.Name == "mean_word_vectors" || r.Name == "untrained" {
 			if r.Kind != "baseline" {
 				t.Errorf("%s kind %q", r.Name, r.Kind)
 			}
@@ -180,7 +187,7 @@ func TestSurrogate(t *testing.T) {
 			t.Errorf("%s: dim %d, info %v", r.Name, m.Dim(), saved.Info["train_pairs"])
 		}
 	}
-	if want := []string{"l2", "contrastive", "multisim", "tfidf", "untrained"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"l2", "contrastive", "multisim", "tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("results %v, want %v", names, want)
 	}
 	if _, _, err := surrogate.Load(filepath.Join(out, "l2"), "another tokenizer"); err == nil {
@@ -209,6 +216,59 @@ func TestSurrogate(t *testing.T) {
 		t.Fatalf("--max_pairs=5 without --sts: %d training pairs, results %+v", res3.TrainPairs, res3.Results)
 	}
 
+	// A learning curve from the coherence model's embeddings, on 8 of the
+	// STS pairs, beside Origin's labels for the same 8 pairs from
+	// bin/evaluate.
+	evalOut := filepath.Join(tmp, "eval")
+	run(t, "evaluate", "--sts="+sts, "--index="+corpusOut+"/index", "--chunks="+corpusOut+"/chunks/*.parquet",
+		"--model="+model, "--output="+evalOut, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6",
+		"--pairs=8", "--variants=origin,lambda=0:1:0:0")
+	out4 := filepath.Join(tmp, "surrogate4")
+	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out4, "--objective=l2,multisim",
+		"--epochs=1", "--lr=0.01", "--max_pairs=3,5,0,100000", "--sts="+sts, "--sts_pairs=8", "--origin="+evalOut,
+		"--init=coherence")
+	res4 := readSurrogateResults(t, out4, stdout)
+	if !reflect.DeepEqual(res4.TrainSizes, []int{3, 5, nTrain}) || res4.TrainPairs != nTrain || res4.STSPairs != 8 {
+		t.Fatalf("learning curve sizes %v (train pairs %d), %d STS pairs; want [3 5 %d] on 8", res4.TrainSizes,
+			res4.TrainPairs, res4.STSPairs, nTrain)
+	}
+	names = nil
+	for _, r := range res4.Results {
+		names = append(names, r.Name)
+		if r.Spearman100 == nil {
+			t.Errorf("%s: no Spearman", r.Name)
+		}
+		if r.Kind == "origin" && (r.Source != evalOut || r.EvalRank != nil) {
+			t.Errorf("%s: source %q, EvalRank %+v", r.Name, r.Source, r.EvalRank)
+		}
+	}
+	n := fmt.Sprint(nTrain)
+	if want := []string{"l2-3", "multisim-3", "l2-5", "multisim-5", "l2-" + n, "multisim-" + n, "origin", "origin:lambda=0:1:0:0",
+		"tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("results %v, want %v", names, want)
+	}
+	for _, obj := range []string{"l2", "multisim"} {
+		lc := res4.LearningCurve[obj]
+		if len(lc) != 3 || lc[0].Pairs != 3 || lc[1].Pairs != 5 || lc[2].Pairs != nTrain || lc[2].Spearman100 == nil {
+			t.Errorf("%s learning curve %+v", obj, lc)
+		}
+	}
+	if !strings.Contains(stdout, "learning curve") {
+		t.Errorf("no learning curve printed:\n%s", stdout)
+	}
+	m4, _, err := surrogate.Load(filepath.Join(out4, "l2-5"), res4.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dim, ok := res4.Config["dim"].(float64); !ok || m4.Dim() != int(dim) || m4.Dim() == 300 {
+		t.Errorf("--init=coherence: model width %d, config dim %v; want the coherence model's width", m4.Dim(), res4.Config["dim"])
+	}
+	// Origin's pairs must be the ones evaluated.
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+filepath.Join(tmp, "bad4"),
+		"--sts="+sts, "--sts_pairs=6", "--origin="+evalOut); !strings.Contains(msg, "are not the 6 evaluated here") {
+		t.Errorf("Origin on other pairs: %s", msg)
+	}
+
 	// Errors.
 	bad := filepath.Join(tmp, "bad")
 	if msg := runSurrogateFail(t, "--pairs="+filepath.Join(tmp, "none/*.parquet"), "--model="+model, "--output="+bad); !strings.Contains(msg, "no pairs found") {
@@ -219,6 +279,12 @@ func TestSurrogate(t *testing.T) {
 	}
 	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--objective=l2,cosine"); !strings.Contains(msg, "unknown objective") {
 		t.Errorf("unknown objective: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--max_pairs=10,x"); !strings.Contains(msg, "--max_pairs") {
+		t.Errorf("bad --max_pairs: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--init=coherence", "--dim=7"); !strings.Contains(msg, "leave --dim out") {
+		t.Errorf("--dim with --init=coherence: %s", msg)
 	}
 	// Pairs labelled by other models.
 	other := filepath.Join(tmp, "other")

@@ -29,23 +29,9 @@ func newTFIDF(st *hv.Store) *sts.TFIDF {
 }
 
 // meanWordVectors is the cosine of the IDF-weighted means of the coherence
-// model's subword embeddings; a subword is weighted by the IDF of the
-// word it came from.
+// model's subword embeddings.
 func meanWordVectors(m *hv.Models, t *sts.TFIDF, a, b string) float64 {
 	emb := m.Disc.Emb.Weight.Value
-	d := emb.Cols()
-	mean := func(s string) []float64 {
-		v := make([]float64, d)
-		for _, w := range sts.Words(s) {
-			wt := max(t.IDF(w), 0)
-			for _, id := range m.Tok.Encode(w) {
-				row := emb.Data[int(id)*d : int(id+1)*d]
-				for j, x := range row {
-					v[j] += wt * float64(x)
-				}
-			}
-		}
-		return v
-	}
-	return hv.Similarity(mean(a), mean(b), "cosine")
+	return hv.Similarity(t.MeanWordVector(emb.Data, emb.Cols(), m.Tok.Encode, a),
+		t.MeanWordVector(emb.Data, emb.Cols(), m.Tok.Encode, b), "cosine")
 }

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,11 +74,14 @@ var (
 	seed        = flag.Uint64("seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")
 	split       = flag.String("split", "train", "Comma-separated splits of the pairs table to train on.")
 	devSplit    = flag.String("dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
-	maxPairs    = flag.Int("max_pairs", 0, "Train on the first N training pairs in pair-ID order (0: all), for learning curves.")
+	maxPairs    = flag.String("max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
 	threshold   = flag.Float64("threshold", 0.5, "contrastive and multisim: pairs labelled at least this are positives.")
 	topQuantile = flag.Float64("top_quantile", 0, "contrastive and multisim: if positive, the top fraction of each batch by label are the positives instead of --threshold.")
 	stsPath     = flag.String("sts", "", "STS TSV (header; columns score, s1, s2) to evaluate on, local or gs:// (optional).")
 	chunksGlob  = flag.String("chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")
+	stsPairs    = flag.Int("sts_pairs", 0, "Evaluate on N STS pairs spread evenly over the file, as bin/evaluate --pairs=N picks them (0: all).")
+	origin      = flag.String("origin", "", "Comma-separated bin/evaluate output directories whose Origin rows join the table; their STS pairs must be the ones evaluated here.")
+	initFrom    = flag.String("init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim) or coherence (the coherence model's subword embeddings, at their width).")
 )
 
 // num is a float64 written to JSON as null when it is NaN or infinite.
@@ -168,7 +172,21 @@ type result struct {
 	FinalDev       *devJSON    `json:"final_dev,omitempty"`
 	Curve          *curveJSON  `json:"curve,omitempty"`
 	Encode         *throughput `json:"encode,omitempty"`
-	Note           string      `json:"note,omitempty"`
+	// Origin rows: where they came from and what a pair cost there.
+	Source          string `json:"source,omitempty"`
+	Similarity      string `json:"similarity,omitempty"`
+	GenEvalsPerPair *num   `json:"gen_evals_per_pair,omitempty"`
+	Note            string `json:"note,omitempty"`
+}
+
+// curvePoint is one point of the learning curve: an objective trained on
+// the first Pairs training pairs.
+type curvePoint struct {
+	Pairs       int       `json:"pairs"`
+	Spearman100 *num      `json:"spearman_x100,omitempty"`
+	EvalRank    *rankJSON `json:"evalrank,omitempty"`
+	DevSpearman *num      `json:"dev_spearman,omitempty"`
+	TrainSecs   num       `json:"train_seconds"`
 }
 
 type idfInfo struct {
@@ -181,16 +199,19 @@ type idfInfo struct {
 }
 
 type results struct {
-	SchemaVersion        string         `json:"schema_version"`
-	Pairs                []string       `json:"pairs"`
-	PairFiles            int            `json:"pair_files"`
-	PairsRead            int            `json:"pairs_read"`
-	DuplicatesDropped    int            `json:"duplicates_dropped"`
-	BySplit              map[string]int `json:"pairs_by_split"`
-	Split                []string       `json:"split"`
-	DevSplit             string         `json:"dev_split"`
-	TrainPairsAvailable  int            `json:"train_pairs_available"`
-	MaxPairs             int            `json:"max_pairs"`
+	SchemaVersion       string         `json:"schema_version"`
+	Pairs               []string       `json:"pairs"`
+	PairFiles           int            `json:"pair_files"`
+	PairsRead           int            `json:"pairs_read"`
+	DuplicatesDropped   int            `json:"duplicates_dropped"`
+	BySplit             map[string]int `json:"pairs_by_split"`
+	Split               []string       `json:"split"`
+	DevSplit            string         `json:"dev_split"`
+	TrainPairsAvailable int            `json:"train_pairs_available"`
+	MaxPairs            []int          `json:"max_pairs"`
+	// TrainSizes are the training-set sizes trained at (--max_pairs capped
+	// at what is available); TrainPairs is the largest.
+	TrainSizes           []int          `json:"train_sizes"`
 	TrainPairs           int            `json:"train_pairs"`
 	DevPairs             int            `json:"dev_pairs"`
 	Model                string         `json:"model"`
@@ -204,8 +225,10 @@ type results struct {
 	IDF                  *idfInfo       `json:"idf,omitempty"`
 	Tokenize             *throughput    `json:"tokenize,omitempty"`
 	Results              []result       `json:"results"`
-	Seconds              map[string]num `json:"seconds"`
-	GOMAXPROCS           int            `json:"gomaxprocs"`
+	// LearningCurve holds, per objective, its STS results at each size.
+	LearningCurve map[string][]curvePoint `json:"learning_curve,omitempty"`
+	Seconds       map[string]num          `json:"seconds"`
+	GOMAXPROCS    int                     `json:"gomaxprocs"`
 }
 
 func main() {
@@ -219,8 +242,18 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	if *maxPairs < 0 {
-		jobrun.Fail(fmt.Errorf("--max_pairs %d: want 0 (all) or a positive count", *maxPairs))
+	sizes, err := parseSizes(*maxPairs)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if *stsPairs < 0 {
+		jobrun.Fail(fmt.Errorf("--sts_pairs %d: want 0 (all) or a positive count", *stsPairs))
+	}
+	if *origin != "" && *stsPath == "" {
+		jobrun.Fail(errors.New("--origin needs --sts: Origin's rows are compared on the STS pairs"))
+	}
+	if *initFrom != "random" && *initFrom != "coherence" {
+		jobrun.Fail(fmt.Errorf("--init %q: want random or coherence", *initFrom))
 	}
 	trainSplits := jobrun.SplitList(*split)
 	if len(trainSplits) == 0 {
@@ -283,32 +316,49 @@ func main() {
 			len(rows), files, strings.Join(trainSplits, ","), splitLine(bySplit)))
 	}
 	available := len(trainRows)
-	if *maxPairs > 0 && *maxPairs < len(trainRows) {
-		trainRows = trainRows[:*maxPairs] // rows are in pair-ID order
-	}
+	plan := planSizes(sizes, available)
+	trainRows = trainRows[:plan[len(plan)-1]] // rows are in pair-ID order
 	trainPairs, devPairs, err := tokenizePairs(tok, trainRows, devRows)
 	if err != nil {
 		jobrun.Fail(err)
 	}
 	seconds["read_pairs"] = num(time.Since(t0).Seconds())
-	fmt.Printf("surrogate: %d pairs from %d files (%s; %d duplicates dropped), training on %d of %d %s pairs, %d dev pairs\n",
-		len(rows), files, splitLine(bySplit), dups, len(trainPairs), available, strings.Join(trainSplits, ","), len(devPairs))
+	fmt.Printf("surrogate: %d pairs from %d files (%s; %d duplicates dropped), training on %s of %d %s pairs, %d dev pairs\n",
+		len(rows), files, splitLine(bySplit), dups, sizeLine(plan), available, strings.Join(trainSplits, ","), len(devPairs))
 	fmt.Printf("surrogate: models %s, tokenizer %.12s (vocab %d)\n", models.Fingerprint, tok.Fingerprint(), tok.VocabSize())
 
 	out := results{SchemaVersion: schemas.Version, Pairs: globs, PairFiles: files, PairsRead: len(rows) + dups,
 		DuplicatesDropped: dups, BySplit: bySplit, Split: trainSplits, DevSplit: *devSplit,
-		TrainPairsAvailable: available, MaxPairs: *maxPairs, TrainPairs: len(trainPairs), DevPairs: len(devPairs),
+		TrainPairsAvailable: available, MaxPairs: sizes, TrainSizes: plan, TrainPairs: len(trainPairs), DevPairs: len(devPairs),
 		Model: *model, ModelFingerprint: models.Fingerprint, TokenizerFingerprint: tok.Fingerprint(),
 		Vocab: tok.VocabSize(), Seconds: seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Config: map[string]any{"dim": *dim, "epochs": *epochs, "batch_size": *batchSize, "lr": *lr, "seed": *seed,
-			"threshold": *threshold, "top_quantile": *topQuantile}}
+			"threshold": *threshold, "top_quantile": *topQuantile, "init": *initFrom, "sts_pairs": *stsPairs}}
+
+	// The initial embeddings: random draws at --dim, or the coherence
+	// model's subword table.
+	modelCfg := surrogate.Config{Vocab: tok.VocabSize(), Dim: *dim, InitStd: surrogate.DefaultConfig(1).InitStd}
+	var initTable []float32
+	initSource := fmt.Sprintf("random N(0, %g²), seed %d", modelCfg.InitStd, *seed)
+	if *initFrom == "coherence" {
+		emb := models.Disc.Emb.Weight.Value
+		if jobrun.FlagSet("dim") && *dim != emb.Cols() {
+			jobrun.Fail(fmt.Errorf("--dim %d with --init=coherence: the coherence model's embeddings are %d wide; leave --dim out", *dim, emb.Cols()))
+		}
+		if emb.Rows() != tok.VocabSize() {
+			jobrun.Fail(fmt.Errorf("--init=coherence: the coherence model has %d embeddings for a vocabulary of %d", emb.Rows(), tok.VocabSize()))
+		}
+		modelCfg.Dim, initTable = emb.Cols(), emb.Data
+		initSource = "the coherence model's subword embeddings"
+		out.Config["dim"] = modelCfg.Dim
+	}
 
 	// The evaluation data, read before training so that a bad file fails
 	// early.
 	var ev *evalData
 	if *stsPath != "" {
 		t0 = time.Now()
-		if ev, err = loadEval(ctx, *stsPath, *chunksGlob, tok); err != nil {
+		if ev, err = loadEval(ctx, *stsPath, *stsPairs, *chunksGlob, tok); err != nil {
 			jobrun.Fail(err)
 		}
 		seconds["load_eval"] = num(time.Since(t0).Seconds())
@@ -320,64 +370,62 @@ func main() {
 		fmt.Println("surrogate: --chunks is only used with --sts; ignoring it")
 	}
 
-	for _, oc := range objs {
-		cfg := surrogate.TrainConfig{
-			Model:     surrogate.Config{Vocab: tok.VocabSize(), Dim: *dim, InitStd: surrogate.DefaultConfig(1).InitStd},
-			Objective: oc, Epochs: *epochs, BatchSize: *batchSize, LR: *lr, Seed: *seed,
-			Progress: func(e surrogate.EpochStats) {
-				line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", oc.Name, e.Epoch, *epochs, e.TrainLoss)
-				if e.Dev != nil {
-					line += fmt.Sprintf(", dev loss %.4f, dev Spearman %.4f", e.Dev.Loss, e.Dev.Spearman)
+	// Origin's rows are checked before any training.
+	var originRows []result
+	if *origin != "" {
+		if originRows, err = readOrigin(ctx, jobrun.SplitList(*origin), ev); err != nil {
+			jobrun.Fail(err)
+		}
+	}
+
+	for _, n := range plan {
+		for _, oc := range objs {
+			name := oc.Name
+			if len(plan) > 1 {
+				name = fmt.Sprintf("%s-%d", oc.Name, n)
+			}
+			r, err := trainOne(oc, name, modelCfg, initTable, initSource, trainPairs[:n], devPairs, work, dest, globs,
+				trainSplits, models.Fingerprint, tok.Fingerprint(), ev)
+			if err != nil {
+				jobrun.Fail(fmt.Errorf("%s: %w", name, err))
+			}
+			out.Results = append(out.Results, r)
+			if len(plan) > 1 {
+				if out.LearningCurve == nil {
+					out.LearningCurve = map[string][]curvePoint{}
 				}
-				fmt.Printf("%s (%.1fs)\n", line, e.Seconds)
-			},
-		}
-		t0 := time.Now()
-		m, curve, err := surrogate.Train(cfg, trainPairs, devPairs)
-		if err != nil {
-			jobrun.Fail(fmt.Errorf("%s: %w", oc.Name, err))
-		}
-		took := time.Since(t0).Seconds()
-		cj := curveOf(curve)
-		dir := filepath.Join(work, oc.Name)
-		info := map[string]any{"train_config": cfg, "curve": cj, "train_pairs": len(trainPairs),
-			"dev_pairs": len(devPairs), "pairs": globs, "split": trainSplits, "max_pairs": *maxPairs,
-			"model_fingerprint": models.Fingerprint, "train_seconds": num(took)}
-		if err := m.Save(dir, tok.Fingerprint(), info); err != nil {
-			jobrun.Fail(fmt.Errorf("%s: save: %w", oc.Name, err))
-		}
-		// What was written must load back with this tokenizer.
-		if _, _, err := surrogate.Load(dir, tok.Fingerprint()); err != nil {
-			jobrun.Fail(fmt.Errorf("%s: the saved model does not load: %w", oc.Name, err))
-		}
-		r := result{Name: oc.Name, Kind: "surrogate", Objective: &oc, Dir: remote.Join(dest, oc.Name),
-			TrainPairs: len(trainPairs), TrainSeconds: num(took), Curve: &cj}
-		if n := len(cj.Epochs); n > 0 {
-			r.FinalTrainLoss, r.FinalDev = &cj.Epochs[n-1].TrainLoss, cj.Epochs[n-1].Dev
-		}
-		if ev != nil {
-			if err := ev.surrogate(m, &r); err != nil {
-				jobrun.Fail(fmt.Errorf("%s: %w", oc.Name, err))
+				p := curvePoint{Pairs: n, Spearman100: r.Spearman100, EvalRank: r.EvalRank, TrainSecs: r.TrainSeconds}
+				if r.FinalDev != nil {
+					p.DevSpearman = &r.FinalDev.Spearman
+				}
+				out.LearningCurve[oc.Name] = append(out.LearningCurve[oc.Name], p)
 			}
 		}
-		out.Results = append(out.Results, r)
 	}
 	if ev != nil {
+		out.Results = append(out.Results, originRows...)
 		r, err := ev.tfidfResult()
 		if err != nil {
 			jobrun.Fail(err)
 		}
 		out.Results = append(out.Results, r)
-		// The encoder before training, from the same seed: averaged random
-		// vectors already reward word overlap, so this is the bar the
-		// labels must lift an encoder above.
-		m0, err := surrogate.New(surrogate.Config{Vocab: tok.VocabSize(), Dim: *dim,
-			InitStd: surrogate.DefaultConfig(1).InitStd}, *seed)
+		if r, err = ev.meanWordVectors(models); err != nil {
+			jobrun.Fail(err)
+		}
+		out.Results = append(out.Results, r)
+		// The encoder before training: averaged random vectors already
+		// reward word overlap, and the coherence model's table is a
+		// trained start, so this is the bar the labels must lift an
+		// encoder above.
+		m0, err := surrogate.New(modelCfg, *seed)
 		if err != nil {
 			jobrun.Fail(err)
 		}
+		if initTable != nil {
+			copy(m0.Emb.Value.Data, initTable)
+		}
 		u := result{Name: "untrained", Kind: "baseline",
-			Note: "the encoder at its random initialisation (same seed and width), before any label"}
+			Note: "the encoder at its initialisation (" + initSource + "), before any label"}
 		if err := ev.surrogate(m0, &u); err != nil {
 			jobrun.Fail(err)
 		}
@@ -385,6 +433,9 @@ func main() {
 	}
 
 	report(os.Stdout, out.Results)
+	if len(plan) > 1 {
+		reportCurve(os.Stdout, objs, plan, out.LearningCurve)
+	}
 	seconds["total"] = num(time.Since(start).Seconds())
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -574,19 +625,22 @@ func toInts(xs [][]int32) [][]int {
 // evalData is an STS file: its distinct sentences, token IDs and TF-IDF
 // vectors, and its pairs as indices into them.
 type evalData struct {
+	pairs []sts.Pair
 	sents []string
 	ids   [][]int
 	gold  []surrogate.GoldPair
 	idf   idfInfo
+	tfidf *sts.TFIDF
 	tf    []sts.Vector
 }
 
-func loadEval(ctx context.Context, path, chunks string, tok *tokenizer.Tokenizer) (*evalData, error) {
-	pairs, err := sts.Read(ctx, path)
+func loadEval(ctx context.Context, path string, n int, chunks string, tok *tokenizer.Tokenizer) (*evalData, error) {
+	all, err := sts.Read(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	ev := &evalData{}
+	pairs := sts.Spread(all, n)
+	ev := &evalData{pairs: pairs}
 	index := map[string]int{}
 	at := func(s string) int {
 		i, ok := index[s]
@@ -615,6 +669,7 @@ func loadEval(ctx context.Context, path, chunks string, tok *tokenizer.Tokenizer
 		ev.idf = idfInfo{Source: "sts_sentences", Documents: len(ev.sents),
 			Note: "no --chunks given: IDF counted over the distinct STS sentences themselves, not the corpus"}
 	}
+	ev.tfidf = tf
 	for _, s := range ev.sents {
 		ev.tf = append(ev.tf, tf.Vector(s))
 	}
@@ -772,6 +827,240 @@ func report(w io.Writer, rs []result) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, f(r.Spearman100, "%.2f"), f(mrr, "%.4f"),
 			f(h1, "%.4f"), f(h3, "%.4f"), pairs, secs, f(dev, "%.4f"), f(enc, "%.0f"))
+	}
+	tw.Flush()
+}
+
+// parseSizes parses --max_pairs: one count, or a comma-separated list for a
+// learning curve; 0 stands for every pair.
+func parseSizes(v string) ([]int, error) {
+	var out []int
+	for _, f := range jobrun.SplitList(v) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--max_pairs %q: want counts of pairs (0: all), comma-separated", v)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--max_pairs %q: name at least one count (0: all)", v)
+	}
+	return out, nil
+}
+
+// planSizes turns the requested sizes into the distinct training-set sizes
+// to train at, ascending: 0, and any size beyond what is available, become
+// every available pair.
+func planSizes(sizes []int, available int) []int {
+	var out []int
+	for _, n := range sizes {
+		if n == 0 || n > available {
+			n = available
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sizeLine(plan []int) string {
+	parts := make([]string, len(plan))
+	for i, n := range plan {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// trainOne trains objective oc on pairs, saves the model under
+// work/<name>/, checks that it loads back, and evaluates it when ev is set.
+func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, initTable []float32, initSource string,
+	pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, modelFP, tokFP string, ev *evalData) (result, error) {
+	cfg := surrogate.TrainConfig{
+		Model: mc, Objective: oc, Epochs: *epochs, BatchSize: *batchSize, LR: *lr, Seed: *seed,
+		InitTable: initTable, InitSource: initSource,
+		Progress: func(e surrogate.EpochStats) {
+			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, *epochs, e.TrainLoss)
+			if e.Dev != nil {
+				line += fmt.Sprintf(", dev loss %.4f, dev Spearman %.4f", e.Dev.Loss, e.Dev.Spearman)
+			}
+			fmt.Printf("%s (%.1fs)\n", line, e.Seconds)
+		},
+	}
+	t0 := time.Now()
+	m, curve, err := surrogate.Train(cfg, pairs, dev)
+	if err != nil {
+		return result{}, err
+	}
+	took := time.Since(t0).Seconds()
+	cj := curveOf(curve)
+	dir := filepath.Join(work, name)
+	info := map[string]any{"train_config": cfg, "curve": cj, "train_pairs": len(pairs),
+		"dev_pairs": len(dev), "pairs": globs, "split": splits,
+		"model_fingerprint": modelFP, "train_seconds": num(took)}
+	if err := m.Save(dir, tokFP, info); err != nil {
+		return result{}, fmt.Errorf("save: %w", err)
+	}
+	// What was written must load back with this tokenizer.
+	if _, _, err := surrogate.Load(dir, tokFP); err != nil {
+		return result{}, fmt.Errorf("the saved model does not load: %w", err)
+	}
+	r := result{Name: name, Kind: "surrogate", Objective: &oc, Dir: remote.Join(dest, name),
+		TrainPairs: len(pairs), TrainSeconds: num(took), Curve: &cj}
+	if n := len(cj.Epochs); n > 0 {
+		r.FinalTrainLoss, r.FinalDev = &cj.Epochs[n-1].TrainLoss, cj.Epochs[n-1].Dev
+	}
+	if ev != nil {
+		if err := ev.surrogate(m, &r); err != nil {
+			return result{}, err
+		}
+	}
+	return r, nil
+}
+
+// meanWordVectors is the baseline of bin/evaluate: the cosine of the
+// IDF-weighted means of the coherence model's subword embeddings, with the
+// IDF of the TF-IDF baseline.
+func (ev *evalData) meanWordVectors(m *hv.Models) (result, error) {
+	emb := m.Disc.Emb.Weight.Value
+	vecs := make([][]float32, len(ev.sents))
+	for i, s := range ev.sents {
+		v := ev.tfidf.MeanWordVector(emb.Data, emb.Cols(), m.Tok.Encode, s)
+		vecs[i] = make([]float32, len(v))
+		for j, x := range v {
+			vecs[i][j] = float32(x)
+		}
+	}
+	pred := make([]float64, len(ev.gold))
+	for i, p := range ev.gold {
+		pred[i] = surrogate.Cosine(vecs[p.A], vecs[p.B])
+	}
+	sp := num(100 * hv.Spearman(pred, ev.goldScores()))
+	rr, err := surrogate.EvalRank(vecs, ev.gold)
+	if err != nil {
+		return result{}, err
+	}
+	return result{Name: "mean_word_vectors", Kind: "baseline", Spearman100: &sp, EvalRank: rankOf(rr), STSPairs: len(ev.gold),
+		Note: "IDF-weighted mean of the coherence model's subword embeddings (" + ev.idf.Source + " IDF)"}, nil
+}
+
+// originResults is the part of bin/evaluate's results.json read here.
+type originResults struct {
+	STS              string `json:"sts"`
+	Pairs            int    `json:"pairs"`
+	Preset           string `json:"preset"`
+	ModelFingerprint string `json:"model_fingerprint"`
+	IndexFingerprint string `json:"index_fingerprint"`
+	Results          []struct {
+		Name            string         `json:"name"`
+		Spearman100     *float64       `json:"spearman_x100"`
+		GenEvalsPerPair *float64       `json:"gen_evals_per_pair"`
+		Settings        map[string]any `json:"settings"`
+	} `json:"results"`
+}
+
+// readOrigin reads the Origin rows (every variant, not the baselines) of
+// each bin/evaluate output directory, after checking that its pairs.tsv
+// holds exactly the STS pairs evaluated here, in the same order.
+func readOrigin(ctx context.Context, dirs []string, ev *evalData) ([]result, error) {
+	var out []result
+	for _, dir := range dirs {
+		b, err := remote.ReadFile(ctx, remote.Join(dir, "results.json"))
+		if err != nil {
+			return nil, fmt.Errorf("--origin: %w", err)
+		}
+		var or originResults
+		if err := json.Unmarshal(b, &or); err != nil {
+			return nil, fmt.Errorf("--origin %s: results.json: %w", dir, err)
+		}
+		tsv, err := remote.ReadFile(ctx, remote.Join(dir, "pairs.tsv"))
+		if err != nil {
+			return nil, fmt.Errorf("--origin: %w", err)
+		}
+		if err := samePairs(tsv, ev.pairs); err != nil {
+			return nil, fmt.Errorf("--origin %s: its STS pairs (%d from %s) are not the %d evaluated here "+
+				"(use the same STS file, and --sts_pairs as its --pairs): %w", dir, or.Pairs, or.STS, len(ev.pairs), err)
+		}
+		for _, v := range or.Results {
+			if v.Name == "tfidf" || v.Name == "mean_word_vectors" {
+				continue // computed here, on the same pairs
+			}
+			name := "origin"
+			if v.Name != "origin" {
+				name = "origin:" + v.Name
+			}
+			if len(dirs) > 1 {
+				name = filepath.Base(strings.TrimRight(dir, "/")) + "/" + name
+			}
+			r := result{Name: name, Kind: "origin", Source: dir, STSPairs: or.Pairs,
+				Note: fmt.Sprintf("bin/evaluate variant %s, preset %s, models %s, index %s", v.Name, or.Preset,
+					or.ModelFingerprint, or.IndexFingerprint)}
+			if v.Spearman100 != nil {
+				sp := num(*v.Spearman100)
+				r.Spearman100 = &sp
+			}
+			if v.GenEvalsPerPair != nil {
+				g := num(*v.GenEvalsPerPair)
+				r.GenEvalsPerPair = &g
+			}
+			if sim, ok := v.Settings["similarity"].(string); ok {
+				r.Similarity = sim
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// samePairs checks that the s1 and s2 columns (the last two) of
+// bin/evaluate's pairs.tsv are want's sentences, pair by pair.
+func samePairs(tsv []byte, want []sts.Pair) error {
+	lines := strings.Split(strings.TrimRight(string(tsv), "\n"), "\n")
+	if len(lines) < 1 {
+		return errors.New("pairs.tsv is empty")
+	}
+	lines = lines[1:] // header
+	if len(lines) != len(want) {
+		return fmt.Errorf("pairs.tsv has %d pairs", len(lines))
+	}
+	for i, l := range lines {
+		cols := strings.Split(l, "\t")
+		if len(cols) < 3 {
+			return fmt.Errorf("pairs.tsv line %d: %d columns", i+2, len(cols))
+		}
+		s1, s2 := cols[len(cols)-2], cols[len(cols)-1]
+		if s1 != want[i].S1 || s2 != want[i].S2 {
+			return fmt.Errorf("pair %d is %q / %q there, %q / %q here", i+1, s1, s2, want[i].S1, want[i].S2)
+		}
+	}
+	return nil
+}
+
+// reportCurve prints the learning curve: STS Spearman ×100 (and MRR) of
+// each objective at each training-set size.
+func reportCurve(w io.Writer, objs []surrogate.ObjectiveConfig, plan []int, lc map[string][]curvePoint) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	head := "learning curve: Spearman x100 (MRR)"
+	for _, n := range plan {
+		head += fmt.Sprintf("\t%d pairs", n)
+	}
+	fmt.Fprintln(tw, head)
+	for _, oc := range objs {
+		line := oc.Name
+		for _, p := range lc[oc.Name] {
+			cell := "-"
+			if p.Spearman100 != nil {
+				cell = fmt.Sprintf("%.2f", float64(*p.Spearman100))
+				if p.EvalRank != nil {
+					cell += fmt.Sprintf(" (%.3f)", float64(p.EvalRank.MRR))
+				}
+			} else if p.DevSpearman != nil {
+				cell = fmt.Sprintf("dev %.3f", float64(*p.DevSpearman))
+			}
+			line += "\t" + cell
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 }

@@ -27,6 +27,11 @@ type TrainConfig struct {
 	// Seed draws the initial embeddings and the order of the pairs in every
 	// epoch.
 	Seed uint64 `json:"seed"`
+	// InitTable, if set, is the initial (Model.Vocab, Model.Dim) embedding
+	// table, copied, in place of random draws; InitSource names where it
+	// came from.
+	InitTable  []float32 `json:"-"`
+	InitSource string    `json:"init_source,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -47,6 +52,9 @@ func (c TrainConfig) Validate() error {
 	}
 	if err := c.Objective.Validate(); err != nil {
 		return err
+	}
+	if c.InitTable != nil && len(c.InitTable) != c.Model.Vocab*c.Model.Dim {
+		return fmt.Errorf("surrogate: initial table of %d values, want %d×%d", len(c.InitTable), c.Model.Vocab, c.Model.Dim)
 	}
 	if c.Epochs < 0 || c.BatchSize < 1 || !(c.LR > 0) || math.IsInf(c.LR, 0) {
 		return fmt.Errorf("surrogate: invalid training config: epochs %d, batch size %d, lr %v", c.Epochs, c.BatchSize, c.LR)
@@ -127,6 +135,9 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	m, err := New(cfg.Model, cfg.Seed)
 	if err != nil {
 		return nil, Curve{}, err
+	}
+	if cfg.InitTable != nil {
+		copy(m.Emb.Value.Data, cfg.InitTable)
 	}
 	t, err := newTrainer(m, cfg.Objective, cfg.LR)
 	if err != nil {

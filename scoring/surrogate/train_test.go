@@ -174,6 +174,7 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		"batch size":   {cfg: func(c *TrainConfig) { c.BatchSize = 0 }, want: "batch size 0"},
 		"objective":    {cfg: func(c *TrainConfig) { c.Objective.Name = "cos" }, want: `unknown objective "cos"`},
 		"model config": {cfg: func(c *TrainConfig) { c.Model.Dim = 0 }, want: "dim 0"},
+		"init table":   {cfg: func(c *TrainConfig) { c.InitTable = make([]float32, 7) }, want: "initial table of 7 values"},
 	}
 	for name, c := range cases {
 		cf := cfg
@@ -187,5 +188,37 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		if _, _, err := Train(cf, pairs, c.dev); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// TestTrainInitTable checks that training starts from a given table: with
+// no epochs the model is that table, unchanged, and the source is kept.
+func TestTrainInitTable(t *testing.T) {
+	train := synthPairs(5, 50)
+	cfg := synthConfig(ObjectiveL2)
+	cfg.Epochs = 0
+	init := make([]float32, cfg.Model.Vocab*cfg.Model.Dim)
+	for i := range init {
+		init[i] = float32(i%17) - 8
+	}
+	cfg.InitTable, cfg.InitSource = init, "test"
+	m, _, err := Train(cfg, train, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.Emb.Value.Data, init) {
+		t.Fatal("with no epochs the model should be the initial table")
+	}
+	m.Emb.Value.Data[0] = 99
+	if init[0] == 99 {
+		t.Fatal("the model shares the caller's table")
+	}
+	cfg.Epochs = 1
+	m1, _, err := Train(cfg, train, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(m1.Emb.Value.Data, init) {
+		t.Fatal("an epoch from the initial table changed nothing")
 	}
 }

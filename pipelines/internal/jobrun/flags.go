@@ -62,3 +62,14 @@ func flagValue(name string) string {
 	}
 	return f.Value.String()
 }
+
+// FlagSet reports whether the flag name was given on the command line.
+func FlagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}

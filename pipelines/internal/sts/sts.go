@@ -146,3 +146,22 @@ func (a Vector) Cosine(b Vector) float64 {
 
 // Cosine is the TF-IDF cosine of two sentences.
 func (t *TFIDF) Cosine(a, b string) float64 { return t.Vector(a).Cosine(t.Vector(b)) }
+
+// MeanWordVector is the IDF-weighted mean of the subword embeddings of s:
+// each word of s is split into subword IDs by encode, and each subword's
+// row of emb (a row-major table of width dim) is weighted by the IDF of the
+// word it came from (negative IDFs count as 0). The vector is not divided
+// by the total weight, which cosine does not need.
+func (t *TFIDF) MeanWordVector(emb []float32, dim int, encode func(string) []int32, s string) []float64 {
+	v := make([]float64, dim)
+	for _, w := range Words(s) {
+		wt := max(t.IDF(w), 0)
+		for _, id := range encode(w) {
+			row := emb[int(id)*dim : int(id+1)*dim]
+			for j, x := range row {
+				v[j] += wt * float64(x)
+			}
+		}
+	}
+	return v
+}
