@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 
@@ -263,6 +264,32 @@ func TestSurrogate(t *testing.T) {
 	if dim, ok := res4.Config["dim"].(float64); !ok || m4.Dim() != int(dim) || m4.Dim() == 300 {
 		t.Errorf("--init=coherence: model width %d, config dim %v; want the coherence model's width", m4.Dim(), res4.Config["dim"])
 	}
+	// The coherence model's BiLSTM as the encoder: trained from its copy,
+	// saved as a coherence model, and reported beside the untouched one.
+	out5 := filepath.Join(tmp, "surrogate5")
+	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out5, "--objective=l2",
+		"--epochs=1", "--lr=0.001", "--encoder=bilstm", "--sts="+sts)
+	res5 := readSurrogateResults(t, out5, stdout)
+	if len(res5.Results) != 4 || res5.Results[0].Name != "l2" || res5.Results[0].Spearman100 == nil ||
+		res5.Results[3].Name != "untrained" || res5.Results[0].Encode == nil || res5.Results[0].Encode.SentencesPerSec <= 0 {
+		t.Fatalf("--encoder=bilstm results %+v", res5.Results)
+	}
+	dm, _, err := disc.Load(filepath.Join(out5, "l2"), res5.TokenizerFP)
+	if err != nil {
+		t.Fatalf("the BiLSTM surrogate does not load as a coherence model: %v", err)
+	}
+	orig, _, err := disc.Load(model, res5.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dm.VecDim() != orig.VecDim() || reflect.DeepEqual(dm.Emb.Weight.Value.Data, orig.Emb.Weight.Value.Data) {
+		t.Errorf("the BiLSTM surrogate has width %d (coherence model %d) or was not trained", dm.VecDim(), orig.VecDim())
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+filepath.Join(tmp, "bad5"),
+		"--encoder=bilstm", "--dim=8"); !strings.Contains(msg, "do not apply") {
+		t.Errorf("--dim with --encoder=bilstm: %s", msg)
+	}
+
 	// Origin's pairs must be the ones evaluated.
 	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+filepath.Join(tmp, "bad4"),
 		"--sts="+sts, "--sts_pairs=6", "--origin="+evalOut); !strings.Contains(msg, "are not the 6 evaluated here") {

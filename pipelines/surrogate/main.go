@@ -31,6 +31,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/disc"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
@@ -49,7 +50,11 @@ fingerprint must match it), trains one encoder per objective (l2: the paper's
 squared error on cosine; contrastive: InfoNCE on pairs labelled at least
 --threshold; multisim: locality-weighted multi-similarity) on the pairs of
 --split, with the pairs of --dev_split for the learning curve, and saves each
-under --output/<objective>/ (surrogate.json + surrogate.safetensors).
+under --output/<objective>/ (surrogate.json + surrogate.safetensors; with
+--encoder=bilstm, the fine-tuned coherence model as disc.json +
+disc.safetensors). With a list of sizes in --max_pairs, each objective is
+trained at each size, saved as <objective>-<size>/, and the learning curve
+is printed.
 
 With --sts (a TSV with a header and the columns score, s1, s2, as
 stsb-dev.tsv), every encoder, the unigram TF-IDF cosine baseline and the
@@ -58,6 +63,9 @@ are evaluated on the same pairs: Spearman x100 of cosine against the gold scores
 and EvalRank (MRR, Hits@1, Hits@3) over the file's distinct sentences. The
 TF-IDF IDF is counted over the corpus chunks of --chunks, or over the STS
 sentences themselves when --chunks is not given.
+
+With --origin, the rows of bin/evaluate runs on the same STS pairs (Origin
+and its variants) join the table.
 
 Writes --output/results.json: the data used, each encoder's training curve,
 time and encoding throughput (sentences/s on one core), and the table.`
@@ -81,6 +89,7 @@ var (
 	chunksGlob  = flag.String("chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")
 	stsPairs    = flag.Int("sts_pairs", 0, "Evaluate on N STS pairs spread evenly over the file, as bin/evaluate --pairs=N picks them (0: all).")
 	origin      = flag.String("origin", "", "Comma-separated bin/evaluate output directories whose Origin rows join the table; their STS pairs must be the ones evaluated here.")
+	encoder     = flag.String("encoder", "mean", "Encoder: mean (averaged subword embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
 	initFrom    = flag.String("init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim) or coherence (the coherence model's subword embeddings, at their width).")
 )
 
@@ -255,6 +264,12 @@ func main() {
 	if *initFrom != "random" && *initFrom != "coherence" {
 		jobrun.Fail(fmt.Errorf("--init %q: want random or coherence", *initFrom))
 	}
+	if *encoder != "mean" && *encoder != "bilstm" {
+		jobrun.Fail(fmt.Errorf("--encoder %q: want mean or bilstm", *encoder))
+	}
+	if *encoder == "bilstm" && (jobrun.FlagSet("dim") || jobrun.FlagSet("init")) {
+		jobrun.Fail(errors.New("--encoder=bilstm starts from the coherence model's encoder: --dim and --init do not apply"))
+	}
 	trainSplits := jobrun.SplitList(*split)
 	if len(trainSplits) == 0 {
 		jobrun.Fail(errors.New("--split: name at least one split to train on"))
@@ -333,7 +348,7 @@ func main() {
 		Model: *model, ModelFingerprint: models.Fingerprint, TokenizerFingerprint: tok.Fingerprint(),
 		Vocab: tok.VocabSize(), Seconds: seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Config: map[string]any{"dim": *dim, "epochs": *epochs, "batch_size": *batchSize, "lr": *lr, "seed": *seed,
-			"threshold": *threshold, "top_quantile": *topQuantile, "init": *initFrom, "sts_pairs": *stsPairs}}
+			"threshold": *threshold, "top_quantile": *topQuantile, "init": *initFrom, "sts_pairs": *stsPairs, "encoder": *encoder}}
 
 	// The initial embeddings: random draws at --dim, or the coherence
 	// model's subword table.
@@ -351,6 +366,11 @@ func main() {
 		modelCfg.Dim, initTable = emb.Cols(), emb.Data
 		initSource = "the coherence model's subword embeddings"
 		out.Config["dim"] = modelCfg.Dim
+	}
+	if *encoder == "bilstm" {
+		initSource = "the coherence model's BiLSTM encoder"
+		out.Config["dim"] = models.Disc.VecDim()
+		delete(out.Config, "init")
 	}
 
 	// The evaluation data, read before training so that a bad file fails
@@ -384,8 +404,8 @@ func main() {
 			if len(plan) > 1 {
 				name = fmt.Sprintf("%s-%d", oc.Name, n)
 			}
-			r, err := trainOne(oc, name, modelCfg, initTable, initSource, trainPairs[:n], devPairs, work, dest, globs,
-				trainSplits, models.Fingerprint, tok.Fingerprint(), ev)
+			r, err := trainOne(oc, name, modelCfg, initTable, initSource, models, trainPairs[:n], devPairs, work, dest, globs,
+				trainSplits, tok.Fingerprint(), ev)
 			if err != nil {
 				jobrun.Fail(fmt.Errorf("%s: %w", name, err))
 			}
@@ -417,12 +437,16 @@ func main() {
 		// reward word overlap, and the coherence model's table is a
 		// trained start, so this is the bar the labels must lift an
 		// encoder above.
-		m0, err := surrogate.New(modelCfg, *seed)
-		if err != nil {
-			jobrun.Fail(err)
-		}
-		if initTable != nil {
-			copy(m0.Emb.Value.Data, initTable)
+		var m0 surrogate.Encoder = &surrogate.BiLSTM{M: models.Disc}
+		if *encoder == "mean" {
+			mm, err := surrogate.New(modelCfg, *seed)
+			if err != nil {
+				jobrun.Fail(err)
+			}
+			if initTable != nil {
+				copy(mm.Emb.Value.Data, initTable)
+			}
+			m0 = mm
 		}
 		u := result{Name: "untrained", Kind: "baseline",
 			Note: "the encoder at its initialisation (" + initSource + "), before any label"}
@@ -677,7 +701,7 @@ func loadEval(ctx context.Context, path string, n int, chunks string, tok *token
 }
 
 // surrogate fills r with the model's Spearman, EvalRank and throughput.
-func (ev *evalData) surrogate(m *surrogate.Model, r *result) error {
+func (ev *evalData) surrogate(m surrogate.Encoder, r *result) error {
 	d := m.Dim()
 	flat := m.EncodeBatch(ev.ids, nil)
 	emb := make([][]float32, len(ev.sents))
@@ -729,7 +753,7 @@ const minMeasure = 200 * time.Millisecond
 
 // encodeThroughput times EncodeBatch over sents in the calling goroutine,
 // repeating the pass until minMeasure has elapsed, after one warm-up pass.
-func encodeThroughput(m *surrogate.Model, sents [][]int) *throughput {
+func encodeThroughput(m surrogate.Encoder, sents [][]int) *throughput {
 	buf := m.EncodeBatch(sents, nil)
 	tokens := 0
 	for _, s := range sents {
@@ -876,7 +900,7 @@ func sizeLine(plan []int) string {
 // trainOne trains objective oc on pairs, saves the model under
 // work/<name>/, checks that it loads back, and evaluates it when ev is set.
 func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, initTable []float32, initSource string,
-	pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, modelFP, tokFP string, ev *evalData) (result, error) {
+	models *hv.Models, pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, tokFP string, ev *evalData) (result, error) {
 	cfg := surrogate.TrainConfig{
 		Model: mc, Objective: oc, Epochs: *epochs, BatchSize: *batchSize, LR: *lr, Seed: *seed,
 		InitTable: initTable, InitSource: initSource,
@@ -889,7 +913,16 @@ func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, in
 		},
 	}
 	t0 := time.Now()
-	m, curve, err := surrogate.Train(cfg, pairs, dev)
+	var m surrogate.Encoder
+	var curve surrogate.Curve
+	var err error
+	if *encoder == "bilstm" {
+		// Each run starts from its own copy of the coherence model.
+		cfg.Model = surrogate.Config{}
+		m, curve, err = surrogate.TrainBiLSTM(models.Disc.Clone(), cfg, pairs, dev)
+	} else {
+		m, curve, err = surrogate.Train(cfg, pairs, dev)
+	}
 	if err != nil {
 		return result{}, err
 	}
@@ -897,14 +930,24 @@ func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, in
 	cj := curveOf(curve)
 	dir := filepath.Join(work, name)
 	info := map[string]any{"train_config": cfg, "curve": cj, "train_pairs": len(pairs),
-		"dev_pairs": len(dev), "pairs": globs, "split": splits,
-		"model_fingerprint": modelFP, "train_seconds": num(took)}
-	if err := m.Save(dir, tokFP, info); err != nil {
-		return result{}, fmt.Errorf("save: %w", err)
-	}
+		"dev_pairs": len(dev), "pairs": globs, "split": splits, "encoder": *encoder,
+		"model_fingerprint": models.Fingerprint, "train_seconds": num(took)}
 	// What was written must load back with this tokenizer.
-	if _, _, err := surrogate.Load(dir, tokFP); err != nil {
-		return result{}, fmt.Errorf("the saved model does not load: %w", err)
+	switch m := m.(type) {
+	case *surrogate.Model:
+		if err := m.Save(dir, tokFP, info); err != nil {
+			return result{}, fmt.Errorf("save: %w", err)
+		}
+		if _, _, err := surrogate.Load(dir, tokFP); err != nil {
+			return result{}, fmt.Errorf("the saved model does not load: %w", err)
+		}
+	case *surrogate.BiLSTM:
+		if err := m.M.Save(dir, tokFP, info); err != nil {
+			return result{}, fmt.Errorf("save: %w", err)
+		}
+		if _, _, err := disc.Load(dir, tokFP); err != nil {
+			return result{}, fmt.Errorf("the saved model does not load: %w", err)
+		}
 	}
 	r := result{Name: name, Kind: "surrogate", Objective: &oc, Dir: remote.Join(dest, name),
 		TrainPairs: len(pairs), TrainSeconds: num(took), Curve: &cj}

@@ -97,6 +97,19 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	return m, nil
 }
 
+// Clone returns a copy of m that shares no memory with it.
+func (m *Model) Clone() *Model {
+	c, err := New(m.Cfg, 0)
+	if err != nil {
+		panic(fmt.Sprintf("disc: Clone of a model with an invalid config: %v", err))
+	}
+	src := m.Params()
+	for i, p := range c.Params() {
+		copy(p.Value.Data, src[i].Value.Data)
+	}
+	return c
+}
+
 // VecDim is the width of a sentence vector.
 func (m *Model) VecDim() int { return 2 * m.Cfg.Hidden }
 
@@ -110,8 +123,8 @@ func (m *Model) Params() []*nn.Param {
 	return ps
 }
 
-// encCache holds what encodeBackward needs.
-type encCache struct {
+// EncCache holds what EncodeBackward needs.
+type EncCache struct {
 	ids     []int
 	lengths []int
 	steps   int
@@ -137,7 +150,7 @@ func (m *Model) padBatch(seqs [][]int32) (ids, lengths []int, steps int) {
 
 // encode returns (len(seqs), VecDim) sentence vectors: the mean over valid
 // steps of the BiLSTM outputs.
-func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *encCache) {
+func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *EncCache) {
 	ids, lengths, steps := m.padBatch(seqs)
 	x := m.Emb.Forward(ids).Reshape(len(seqs), steps, m.Cfg.EmbedDim)
 	out, cache := m.Enc.Forward(x, lengths)
@@ -156,12 +169,12 @@ func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *encCache) {
 			row[j] *= inv
 		}
 	}
-	return v, &encCache{ids: ids, lengths: lengths, steps: steps, enc: cache}
+	return v, &EncCache{ids: ids, lengths: lengths, steps: steps, enc: cache}
 }
 
 // encodeBackward back-propagates sentence-vector gradients dv into the
 // encoder and embeddings.
-func (m *Model) encodeBackward(c *encCache, dv *nn.Tensor) {
+func (m *Model) encodeBackward(c *EncCache, dv *nn.Tensor) {
 	n, d := len(c.lengths), m.VecDim()
 	dOut := nn.NewTensor(n, c.steps, d)
 	for b := 0; b < n; b++ {
@@ -177,6 +190,18 @@ func (m *Model) encodeBackward(c *encCache, dv *nn.Tensor) {
 	dx := m.Enc.Backward(c.enc, nn.BiLSTMGrads{Out: dOut})
 	m.Emb.Backward(c.ids, dx.Reshape(len(c.ids), m.Cfg.EmbedDim))
 }
+
+// EncodeTrain returns the (len(seqs), VecDim) sentence vectors of seqs with
+// what EncodeBackward needs, for training the encoder on another objective.
+func (m *Model) EncodeTrain(seqs [][]int32) (*nn.Tensor, *EncCache) { return m.encode(seqs) }
+
+// EncodeBackward accumulates into the encoder's parameter gradients the
+// back-propagation of dv, the gradient of the vectors EncodeTrain returned.
+func (m *Model) EncodeBackward(c *EncCache, dv *nn.Tensor) { m.encodeBackward(c, dv) }
+
+// EncoderParams returns the parameters of the sentence encoder: the
+// embeddings and the BiLSTM, without the head.
+func (m *Model) EncoderParams() []*nn.Param { return append(m.Emb.Params(), m.Enc.Params()...) }
 
 // Encode returns the sentence vectors of seqs (token ids), one row each.
 func (m *Model) Encode(seqs [][]int32) [][]float32 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -229,5 +230,23 @@ func TestSaveLoad(t *testing.T) {
 	os.WriteFile(dir+"/"+ConfigFile, []byte("{"), 0o644)
 	if _, _, err := Load(dir, "tokfp"); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupt config: %v", err)
+	}
+}
+
+func TestClone(t *testing.T) {
+	m, err := New(tinyConfig(HeadInteraction), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Clone()
+	for i, p := range c.Params() {
+		q := m.Params()[i]
+		if p.Name != q.Name || !slices.Equal(p.Value.Data, q.Value.Data) {
+			t.Fatalf("%s: the clone differs", p.Name)
+		}
+	}
+	c.Emb.Weight.Value.Data[5]++
+	if c.Emb.Weight.Value.Data[5] == m.Emb.Weight.Value.Data[5] {
+		t.Fatal("the clone shares memory with the model")
 	}
 }

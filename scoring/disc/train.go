@@ -95,7 +95,7 @@ func scatter(dv, g *nn.Tensor, idx [][]int) {
 
 // forward returns the logits of a batch and, when train is set, what
 // backward needs.
-func (m *Model) forward(b *batch) (*nn.Tensor, *encCache, *headCache) {
+func (m *Model) forward(b *batch) (*nn.Tensor, *EncCache, *headCache) {
 	v, ec := m.encode(b.seqs)
 	logits, hc := m.headForward(gather(v, b.left), gather(v, b.sent), gather(v, b.right))
 	return logits, ec, hc

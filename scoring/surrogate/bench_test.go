@@ -46,7 +46,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tr, err := newTrainer(m, DefaultObjective(name), 0.001)
+			tr, err := newTrainer(newMeanNet(m, 0.001), DefaultObjective(name))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -112,12 +112,13 @@ func TestTrainerGradient(t *testing.T) {
 	for name, oc := range objectiveCases() {
 		t.Run(name, func(t *testing.T) {
 			m := testModel(t, vocab, dim, 3)
-			tr, err := newTrainer(m, oc, 0.01)
+			net := newMeanNet(m, 0.01)
+			tr, err := newTrainer(net, oc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tr.gradient(batch)
-			grad := dense(tr.grad, vocab, dim)
+			grad := dense(net.grad, vocab, dim)
 			obj, _ := NewObjective(oc)
 			loss := func() float64 {
 				var a, b [][]int

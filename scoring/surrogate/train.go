@@ -50,6 +50,12 @@ func (c TrainConfig) Validate() error {
 	if err := c.Model.Validate(); err != nil {
 		return err
 	}
+	return c.validateRun()
+}
+
+// validateRun checks the settings of a training run that do not depend on
+// the encoder.
+func (c TrainConfig) validateRun() error {
 	if err := c.Objective.Validate(); err != nil {
 		return err
 	}
@@ -139,9 +145,19 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if cfg.InitTable != nil {
 		copy(m.Emb.Value.Data, cfg.InitTable)
 	}
-	t, err := newTrainer(m, cfg.Objective, cfg.LR)
+	curve, err := run(newMeanNet(m, cfg.LR), cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
+	}
+	return m, curve, nil
+}
+
+// run trains net on pairs as Train describes and returns the learning
+// curve.
+func run(net trainNet, cfg TrainConfig, pairs, dev []Pair) (Curve, error) {
+	t, err := newTrainer(net, cfg.Objective)
+	if err != nil {
+		return Curve{}, err
 	}
 	var curve Curve
 	if len(dev) > 0 {
@@ -174,51 +190,93 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 			cfg.Progress(st)
 		}
 	}
-	return m, curve, nil
+	return curve, nil
 }
 
-// trainer holds the optimiser and the reusable buffers of a training run.
-type trainer struct {
-	m      *Model
-	obj    Objective
+// Encoder is a trained sentence encoder.
+type Encoder interface {
+	// Dim is the width of a sentence embedding.
+	Dim() int
+	// EncodeBatch encodes sents (token IDs) into the rows of a
+	// (len(sents), Dim) row-major matrix, reusing dst's memory when it is
+	// large enough.
+	EncodeBatch(sents [][]int, dst []float32) []float32
+}
+
+// trainNet is an encoder with its optimiser: forward encodes the two sides
+// of a batch for training, backward sets the parameter gradients to the
+// back-propagation of the loss gradients da and db in those embeddings,
+// and apply makes one optimiser step from them.
+type trainNet interface {
+	Encoder
+	forward(sa, sb [][]int) (ea, eb []float32)
+	backward(da, db []float32)
+	apply()
+}
+
+// meanNet trains a Model with lazy Adam on sparse gradients.
+type meanNet struct {
+	*Model
 	opt    *SparseAdam
 	grad   *SparseGrad
 	sa, sb [][]int
-	labels []float32
 	ea, eb []float32
+}
+
+func newMeanNet(m *Model, lr float64) *meanNet {
+	return &meanNet{Model: m, opt: NewSparseAdam(lr), grad: NewSparseGrad(m.Cfg.Vocab, m.Cfg.Dim)}
+}
+
+func (n *meanNet) forward(sa, sb [][]int) (ea, eb []float32) {
+	n.sa, n.sb = sa, sb
+	n.ea, n.eb = n.EncodeBatch(sa, n.ea), n.EncodeBatch(sb, n.eb)
+	return n.ea, n.eb
+}
+
+func (n *meanNet) backward(da, db []float32) {
+	n.grad.Reset()
+	n.Backward(n.sa, da, n.grad)
+	n.Backward(n.sb, db, n.grad)
+}
+
+func (n *meanNet) apply() { n.opt.Step(n.Emb, n.grad) }
+
+// trainer holds the objective and the reusable buffers of a training run.
+type trainer struct {
+	net    trainNet
+	obj    Objective
+	sa, sb [][]int
+	labels []float32
 	da, db []float32
 }
 
-func newTrainer(m *Model, oc ObjectiveConfig, lr float64) (*trainer, error) {
+func newTrainer(net trainNet, oc ObjectiveConfig) (*trainer, error) {
 	obj, err := NewObjective(oc)
 	if err != nil {
 		return nil, err
 	}
-	return &trainer{m: m, obj: obj, opt: NewSparseAdam(lr), grad: NewSparseGrad(m.Cfg.Vocab, m.Cfg.Dim)}, nil
+	return &trainer{net: net, obj: obj}, nil
 }
 
-// load gathers the sentences and labels of batch and encodes them.
-func (t *trainer) load(batch []Pair) {
+// gather collects the sentences and labels of batch.
+func (t *trainer) gather(batch []Pair) {
 	t.sa, t.sb, t.labels = t.sa[:0], t.sb[:0], t.labels[:0]
 	for _, p := range batch {
 		t.sa = append(t.sa, p.A)
 		t.sb = append(t.sb, p.B)
 		t.labels = append(t.labels, p.Label)
 	}
-	t.ea = t.m.EncodeBatch(t.sa, t.ea)
-	t.eb = t.m.EncodeBatch(t.sb, t.eb)
 }
 
-// gradient computes the loss of batch and leaves the gradient of the
-// embedding table in t.grad.
+// gradient computes the loss of batch and leaves its gradient in the
+// network's parameter gradients.
 func (t *trainer) gradient(batch []Pair) float64 {
-	t.load(batch)
-	n := len(batch) * t.m.Cfg.Dim
+	t.gather(batch)
+	ea, eb := t.net.forward(t.sa, t.sb)
+	n := len(batch) * t.net.Dim()
 	t.da, t.db = grow(t.da, n), grow(t.db, n)
-	loss := t.obj.Loss(t.ea, t.eb, t.labels, t.m.Cfg.Dim, t.da, t.db)
-	t.grad.Reset()
-	t.m.Backward(t.sa, t.da, t.grad)
-	t.m.Backward(t.sb, t.db, t.grad)
+	loss := t.obj.Loss(ea, eb, t.labels, t.net.Dim(), t.da, t.db)
+	t.net.backward(t.da, t.db)
 	return loss
 }
 
@@ -226,32 +284,38 @@ func (t *trainer) gradient(batch []Pair) float64 {
 // update.
 func (t *trainer) step(batch []Pair) float64 {
 	loss := t.gradient(batch)
-	t.opt.Step(t.m.Emb, t.grad)
+	t.net.apply()
 	return loss
 }
 
 func (t *trainer) devStats(dev []Pair, batchSize int) *DevStats {
 	var loss float64
+	var ea, eb []float32
 	for lo := 0; lo < len(dev); lo += batchSize {
 		b := dev[lo:min(lo+batchSize, len(dev))]
-		t.load(b)
-		loss += t.obj.Loss(t.ea, t.eb, t.labels, t.m.Cfg.Dim, nil, nil) * float64(len(b))
+		t.gather(b)
+		ea, eb = t.net.EncodeBatch(t.sa, ea), t.net.EncodeBatch(t.sb, eb)
+		loss += t.obj.Loss(ea, eb, t.labels, t.net.Dim(), nil, nil) * float64(len(b))
 	}
-	sp, pe := t.m.Correlation(dev)
+	sp, pe := Correlation(t.net, dev)
 	return &DevStats{Loss: loss / float64(len(dev)), Spearman: sp, Pearson: pe}
 }
 
 // Correlation returns the Spearman and Pearson correlations between the
 // model's cosine and the label over pairs (NaN for fewer than two pairs or
 // constant values).
-func (m *Model) Correlation(pairs []Pair) (spearman, pearson float64) {
+func (m *Model) Correlation(pairs []Pair) (spearman, pearson float64) { return Correlation(m, pairs) }
+
+// Correlation returns the Spearman and Pearson correlations between enc's
+// cosine and the label over pairs (NaN for fewer than two pairs or
+// constant values).
+func Correlation(enc Encoder, pairs []Pair) (spearman, pearson float64) {
 	cos, labels := make([]float64, len(pairs)), make([]float64, len(pairs))
-	buf := make([]float32, 2*m.Cfg.Dim)
-	ea, eb := buf[:m.Cfg.Dim], buf[m.Cfg.Dim:]
+	d := enc.Dim()
+	var buf []float32
 	for i, p := range pairs {
-		m.EncodeInto(ea, p.A)
-		m.EncodeInto(eb, p.B)
-		cos[i], labels[i] = Cosine(ea, eb), float64(p.Label)
+		buf = enc.EncodeBatch([][]int{p.A, p.B}, buf)
+		cos[i], labels[i] = Cosine(buf[:d], buf[d:2*d]), float64(p.Label)
 	}
 	if len(pairs) < 2 {
 		return math.NaN(), math.NaN()
