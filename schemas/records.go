@@ -166,3 +166,11 @@ type DeadLetter struct {
 	// Record holds the start of the offending input, truncated.
 	Record string `parquet:"record" json:"record"`
 }
+
+// SentenceEmbedding is a sentence and its embedding by a surrogate encoder.
+type SentenceEmbedding struct {
+	// Line is the sentence's 1-based line number in the input file.
+	Line      int64     `parquet:"line" json:"line"`
+	Sentence  string    `parquet:"sentence" json:"sentence"`
+	Embedding []float32 `parquet:"embedding,list" json:"embedding"`
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 
@@ -193,6 +194,42 @@ func TestSurrogate(t *testing.T) {
 	}
 	if _, _, err := surrogate.Load(filepath.Join(out, "l2"), "another tokenizer"); err == nil {
 		t.Fatal("a surrogate loaded with another tokenizer's fingerprint")
+	}
+
+	// Apply mode: embeddings for a list of sentences, and pair scores whose
+	// Spearman with the gold scores is the one in results.json.
+	sents := filepath.Join(tmp, "sentences.txt")
+	os.WriteFile(sents, []byte("They spoke of item 4 at length.\n\nThey spoke of item 4 at length.\nDocument 2 paragraph 1 opens here.\n"), 0o644)
+	applied := filepath.Join(tmp, "applied")
+	run(t, "surrogate", "--load="+filepath.Join(out, "l2"), "--model="+model, "--embed="+sents, "--score="+sts, "--output="+applied)
+	embs, err := schemas.ReadFile[schemas.SentenceEmbedding](filepath.Join(applied, "embeddings.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(embs) != 3 || embs[0].Line != 1 || embs[1].Line != 3 || embs[2].Line != 4 || len(embs[0].Embedding) != 300 ||
+		!reflect.DeepEqual(embs[0].Embedding, embs[1].Embedding) || reflect.DeepEqual(embs[0].Embedding, embs[2].Embedding) {
+		t.Fatalf("embeddings: %d rows, lines and widths %v", len(embs), embs)
+	}
+	scored, err := os.ReadFile(filepath.Join(applied, "scores.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldLines, _ := os.ReadFile(sts)
+	var pred, gold []float64
+	for i, l := range strings.Split(strings.TrimSpace(string(scored)), "\n")[1:] {
+		var p, g float64
+		fmt.Sscan(strings.Split(l, "\t")[0], &p)
+		fmt.Sscan(strings.Split(strings.Split(string(goldLines), "\n")[i+1], "\t")[0], &g)
+		pred, gold = append(pred, p), append(gold, g)
+	}
+	if len(pred) != 16 || res.Results[0].Name != "l2" || math.Abs(100*hv.Spearman(pred, gold)-*res.Results[0].Spearman100) > 1e-9 {
+		t.Fatalf("scores.tsv: %d pairs, Spearman %v; results.json l2 %v", len(pred), 100*hv.Spearman(pred, gold), *res.Results[0].Spearman100)
+	}
+	if msg := runSurrogateFail(t, "--load="+tmp, "--model="+model, "--embed="+sents, "--output="+applied); !strings.Contains(msg, "no trained surrogate") {
+		t.Errorf("--load of a directory without a model: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--model="+model, "--embed="+sents, "--output="+applied); !strings.Contains(msg, "--load") {
+		t.Errorf("--embed without --load: %s", msg)
 	}
 
 	// Same data and seed: identical weights. A learning-curve point on the

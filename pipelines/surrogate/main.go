@@ -67,6 +67,11 @@ sentences themselves when --chunks is not given.
 With --origin, the rows of bin/evaluate runs on the same STS pairs (Origin
 and its variants) join the table.
 
+Apply mode: with --load=<output>/<objective>, the job trains nothing. It
+writes the embedding of every line of --embed to
+--output/embeddings.parquet, and the cosine of every pair of --score to
+--output/scores.tsv.
+
 Writes --output/results.json: the data used, each encoder's training curve,
 time and encoding throughput (sentences/s on one core), and the table.`
 
@@ -89,6 +94,9 @@ var (
 	chunksGlob  = flag.String("chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")
 	stsPairs    = flag.Int("sts_pairs", 0, "Evaluate on N STS pairs spread evenly over the file, as bin/evaluate --pairs=N picks them (0: all).")
 	origin      = flag.String("origin", "", "Comma-separated bin/evaluate output directories whose Origin rows join the table; their STS pairs must be the ones evaluated here.")
+	load        = flag.String("load", "", "Apply mode: a trained surrogate directory (<output>/<objective>); with --model and --output, encodes --embed or scores --score instead of training.")
+	embedPath   = flag.String("embed", "", "With --load: a text file, one sentence per line; writes <output>/embeddings.parquet (line, sentence, embedding).")
+	scorePath   = flag.String("score", "", "With --load: a TSV of sentence pairs (columns s1 and s2 under a header, as STS files, else the first two); writes <output>/scores.tsv (score, s1, s2).")
 	encoder     = flag.String("encoder", "mean", "Encoder: mean (averaged subword embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
 	initFrom    = flag.String("init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim) or coherence (the coherence model's subword embeddings, at their width).")
 )
@@ -242,8 +250,17 @@ type results struct {
 
 func main() {
 	jobrun.Init(usage)
-	jobrun.Require("pairs", "model", "output")
 	ctx := context.Background()
+	if *load != "" {
+		if err := runApply(ctx); err != nil {
+			jobrun.Fail(err)
+		}
+		return
+	}
+	if *embedPath != "" || *scorePath != "" {
+		jobrun.Fail(errors.New("--embed and --score apply a trained surrogate: name it with --load"))
+	}
+	jobrun.Require("pairs", "model", "output")
 	start := time.Now()
 	seconds := map[string]num{}
 
