@@ -21,11 +21,12 @@ LR=${LR:-0.01}
 STS_PAIRS=${STS_PAIRS:-0}
 RES=bench/results.txt
 make -s build
-out=out/bench/surrogate-$ENCODER-$INIT
+[ "$ENCODER" = mean ] || INIT=""
+out=out/bench/surrogate-$ENCODER${INIT:+-$INIT}
 args=(--pairs="$PAIRS" --model="$MODEL" --sts=../shared/data/eval/stsb-dev.tsv --sts_pairs="$STS_PAIRS"
   --chunks="$CHUNKS" --output="$out" --objective="$OBJECTIVES" --max_pairs="$SIZES" --epochs="$EPOCHS" --lr="$LR"
   --encoder="$ENCODER")
-[ "$ENCODER" = bilstm ] || args+=(--init="$INIT")
+[ -z "$INIT" ] || args+=(--init="$INIT")
 [ -z "${ORIGIN:-}" ] || args+=(--origin="$ORIGIN")
 bin/surrogate "${args[@]}" | tee "$out.log"
 {
