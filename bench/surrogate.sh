@@ -22,7 +22,7 @@ STS_PAIRS=${STS_PAIRS:-0}
 RES=bench/results.txt
 make -s build
 [ "$ENCODER" = mean ] || INIT=""
-out=out/bench/surrogate-$ENCODER${INIT:+-$INIT}
+out=${OUT:-out/bench/surrogate-$ENCODER${INIT:+-$INIT}}
 args=(--pairs="$PAIRS" --model="$MODEL" --sts=../shared/data/eval/stsb-dev.tsv --sts_pairs="$STS_PAIRS"
   --chunks="$CHUNKS" --output="$out" --objective="$OBJECTIVES" --max_pairs="$SIZES" --epochs="$EPOCHS" --lr="$LR"
   --encoder="$ENCODER")
