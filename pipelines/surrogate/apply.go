@@ -79,15 +79,14 @@ func readLines(ctx context.Context, path string) (lines []string, numbers []int,
 // returns their embeddings as rows; an empty sentence is an error naming
 // its line.
 func encodeTexts(enc surrogate.Encoder, tok *tokenizer.Tokenizer, texts []string, where func(i int) string) ([][]float32, error) {
-	ids := make([][]int, len(texts))
+	norm := make([]string, len(texts))
 	for i, s := range texts {
-		norm := corpus.Normalize(s)
-		if norm == "" {
+		if norm[i] = corpus.Normalize(s); norm[i] == "" {
 			return nil, fmt.Errorf("%s: empty sentence", where(i))
 		}
-		for _, id := range tok.Encode(norm) {
-			ids[i] = append(ids[i], int(id))
-		}
+	}
+	ids := surrogate.IDs[int](tok.EncodeBatch(norm))
+	for i := range ids {
 		if len(ids[i]) == 0 {
 			return nil, fmt.Errorf("%s: the sentence has no tokens", where(i))
 		}
@@ -185,7 +184,7 @@ func runApply(ctx context.Context) error {
 			}
 			a, b = append(a, cols[c1]), append(b, cols[c2])
 		}
-		where := func(i int) string { return fmt.Sprintf("%s:%d", *scorePath, numbers[i%len(numbers)]) }
+		where := func(i int) string { return fmt.Sprintf("%s:%d", *scorePath, numbers[i]) }
 		va, err := encodeTexts(enc, tok, a, where)
 		if err != nil {
 			return err

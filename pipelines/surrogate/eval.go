@@ -52,7 +52,7 @@ func loadEval(ctx context.Context, path string, n int, chunks string, tok *token
 	for _, p := range pairs {
 		ev.gold = append(ev.gold, surrogate.GoldPair{A: at(p.S1), B: at(p.S2), Score: p.Gold})
 	}
-	ev.ids = toInts(tok.EncodeBatch(ev.sents))
+	ev.ids = surrogate.IDs[int](tok.EncodeBatch(ev.sents))
 	var tf *sts.TFIDF
 	if chunks != "" {
 		if tf, err = chunkDF(ctx, chunks); err != nil {
@@ -82,6 +82,16 @@ func (ev *evalData) surrogate(m surrogate.Encoder, r *result) error {
 	for i := range emb {
 		emb[i] = flat[i*d : (i+1)*d]
 	}
+	if err := ev.scoreVectors(emb, r); err != nil {
+		return err
+	}
+	r.Encode = encodeThroughput(m, ev.ids)
+	return nil
+}
+
+// scoreVectors fills r with the STS Spearman of the cosines of emb (one
+// vector per distinct sentence) and their EvalRank.
+func (ev *evalData) scoreVectors(emb [][]float32, r *result) error {
 	pred := make([]float64, len(ev.gold))
 	for i, p := range ev.gold {
 		pred[i] = surrogate.Cosine(emb[p.A], emb[p.B])
@@ -92,7 +102,6 @@ func (ev *evalData) surrogate(m surrogate.Encoder, r *result) error {
 		return err
 	}
 	r.Spearman100, r.EvalRank, r.STSPairs = &sp, rankOf(rr), len(ev.gold)
-	r.Encode = encodeThroughput(m, ev.ids)
 	return nil
 }
 
@@ -212,17 +221,10 @@ func (ev *evalData) meanWordVectors(m *hv.Models) (result, error) {
 			vecs[i][j] = float32(x)
 		}
 	}
-	pred := make([]float64, len(ev.gold))
-	for i, p := range ev.gold {
-		pred[i] = surrogate.Cosine(vecs[p.A], vecs[p.B])
-	}
-	sp := num(100 * hv.Spearman(pred, ev.goldScores()))
-	rr, err := surrogate.EvalRank(vecs, ev.gold)
-	if err != nil {
-		return result{}, err
-	}
-	return result{Name: "mean_word_vectors", Kind: "baseline", Spearman100: &sp, EvalRank: rankOf(rr), STSPairs: len(ev.gold),
-		Note: "IDF-weighted mean of the coherence model's subword embeddings (" + ev.idf.Source + " IDF)"}, nil
+	r := result{Name: "mean_word_vectors", Kind: "baseline",
+		Note: "IDF-weighted mean of the coherence model's subword embeddings (" + ev.idf.Source + " IDF)"}
+	err := ev.scoreVectors(vecs, &r)
+	return r, err
 }
 
 // originResults is the part of bin/evaluate's results.json read here.

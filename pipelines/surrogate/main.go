@@ -627,7 +627,7 @@ func tokenizePairs(tok *tokenizer.Tokenizer, trainRows, devRows []schemas.Labele
 			}
 		}
 	}
-	ids := toInts(tok.EncodeBatch(texts))
+	ids := surrogate.IDs[int](tok.EncodeBatch(texts))
 	conv := func(rs []schemas.LabeledPair, what string) ([]surrogate.Pair, error) {
 		out := make([]surrogate.Pair, len(rs))
 		for i, r := range rs {
@@ -647,17 +647,6 @@ func tokenizePairs(tok *tokenizer.Tokenizer, trainRows, devRows []schemas.Labele
 	}
 	dev, err = conv(devRows, "dev")
 	return train, dev, err
-}
-
-func toInts(xs [][]int32) [][]int {
-	out := make([][]int, len(xs))
-	for i, x := range xs {
-		out[i] = make([]int, len(x))
-		for j, v := range x {
-			out[i][j] = int(v)
-		}
-	}
-	return out
 }
 
 // parseSizes parses --max_pairs: one count, or a comma-separated list for a

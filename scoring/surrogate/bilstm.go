@@ -2,7 +2,6 @@ package surrogate
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/nn"
@@ -30,7 +29,7 @@ func (b *BiLSTM) EncodeBatch(sents [][]int, dst []float32) []float32 {
 	const chunk = 256 // bounds the padded batch
 	for lo := 0; lo < len(sents); lo += chunk {
 		hi := min(lo+chunk, len(sents))
-		for i, v := range b.M.Encode(toInt32s(sents[lo:hi])) {
+		for i, v := range b.M.Encode(IDs[int32](sents[lo:hi])) {
 			copy(dst[(lo+i)*d:(lo+i+1)*d], v)
 		}
 	}
@@ -48,8 +47,8 @@ type bilstmNet struct {
 }
 
 func (n *bilstmNet) forward(sa, sb [][]int) (ea, eb []float32) {
-	n.ta, n.ca = n.M.EncodeTrain(toInt32s(sa))
-	n.tb, n.cb = n.M.EncodeTrain(toInt32s(sb))
+	n.ta, n.ca = n.M.EncodeTrain(IDs[int32](sa))
+	n.tb, n.cb = n.M.EncodeTrain(IDs[int32](sb))
 	return n.ta.Data, n.tb.Data
 }
 
@@ -74,14 +73,8 @@ func TrainBiLSTM(m *disc.Model, cfg TrainConfig, pairs, dev []Pair) (*BiLSTM, Cu
 	if err := cfg.validateRun(); err != nil {
 		return nil, Curve{}, err
 	}
-	if len(pairs) == 0 {
-		return nil, Curve{}, errors.New("surrogate: no training pairs")
-	}
-	if err := ValidatePairs(pairs, m.Cfg.Vocab); err != nil {
+	if err := checkData(pairs, dev, m.Cfg.Vocab); err != nil {
 		return nil, Curve{}, err
-	}
-	if err := ValidatePairs(dev, m.Cfg.Vocab); err != nil {
-		return nil, Curve{}, fmt.Errorf("dev: %w", err)
 	}
 	opt := nn.NewAdam(cfg.LR)
 	opt.ClipNorm = 5
@@ -91,15 +84,4 @@ func TrainBiLSTM(m *disc.Model, cfg TrainConfig, pairs, dev []Pair) (*BiLSTM, Cu
 		return nil, Curve{}, err
 	}
 	return b, curve, nil
-}
-
-func toInt32s(sents [][]int) [][]int32 {
-	out := make([][]int32, len(sents))
-	for i, s := range sents {
-		out[i] = make([]int32, len(s))
-		for j, id := range s {
-			out[i][j] = int32(id)
-		}
-	}
-	return out
 }

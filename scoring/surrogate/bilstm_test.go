@@ -24,21 +24,8 @@ func testDisc(t testing.TB, vocab, embed, hidden int, seed uint64) *disc.Model {
 // differences.
 func TestBiLSTMGradient(t *testing.T) {
 	const vocab = 12
-	rng := rand.New(rand.NewPCG(3, 3))
-	var batch []Pair
-	for i := range 5 {
-		p := Pair{Label: float32(2*rng.Float64() - 1)}
-		for range 1 + rng.IntN(4) {
-			// Token 0 is the coherence model's padding row.
-			p.A = append(p.A, 1+rng.IntN(vocab-1))
-			p.B = append(p.B, 1+rng.IntN(vocab-1))
-		}
-		if i%2 == 0 {
-			p.B = append(p.B, p.A...)
-		}
-		batch = append(batch, p)
-	}
-	batch[0].Label, batch[1].Label = 0.95, 0.8
+	// Token 0 is the coherence model's padding row.
+	batch := gradientBatch(rand.New(rand.NewPCG(3, 3)), 5, 1, vocab)
 	for name, oc := range objectiveCases() {
 		t.Run(name, func(t *testing.T) {
 			m := testDisc(t, vocab, 4, 3, 5)
@@ -55,14 +42,7 @@ func TestBiLSTMGradient(t *testing.T) {
 			}
 			tr.gradient(batch)
 			obj, _ := NewObjective(oc)
-			loss := func() float64 {
-				var sa, sb [][]int
-				var y []float32
-				for _, p := range batch {
-					sa, sb, y = append(sa, p.A), append(sb, p.B), append(y, p.Label)
-				}
-				return obj.Loss(b.EncodeBatch(sa, nil), b.EncodeBatch(sb, nil), y, b.Dim(), nil, nil)
-			}
+			loss := func() float64 { return batchLoss(obj, b, batch) }
 			for _, p := range m.EncoderParams() {
 				checkGrads(t, p.Name, loss, p.Value.Data, slices.Clone(p.Grad.Data), 1e-3, 60)
 			}

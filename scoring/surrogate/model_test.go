@@ -95,20 +95,7 @@ func TestEncoderGradient(t *testing.T) {
 // through the encoder and each objective, against finite differences.
 func TestTrainerGradient(t *testing.T) {
 	const vocab, dim = 12, 5
-	rng := rand.New(rand.NewPCG(8, 8))
-	var batch []Pair
-	for i := range 6 {
-		p := Pair{Label: float32(2*rng.Float64() - 1)}
-		for range 1 + rng.IntN(4) {
-			p.A = append(p.A, rng.IntN(vocab))
-			p.B = append(p.B, rng.IntN(vocab))
-		}
-		if i%2 == 0 {
-			p.B = append(p.B, p.A...)
-		}
-		batch = append(batch, p)
-	}
-	batch[0].Label, batch[1].Label = 0.95, 0.8
+	batch := gradientBatch(rand.New(rand.NewPCG(8, 8)), 6, 0, vocab)
 	for name, oc := range objectiveCases() {
 		t.Run(name, func(t *testing.T) {
 			m := testModel(t, vocab, dim, 3)
@@ -120,17 +107,41 @@ func TestTrainerGradient(t *testing.T) {
 			tr.gradient(batch)
 			grad := dense(net.grad, vocab, dim)
 			obj, _ := NewObjective(oc)
-			loss := func() float64 {
-				var a, b [][]int
-				var y []float32
-				for _, p := range batch {
-					a, b, y = append(a, p.A), append(b, p.B), append(y, p.Label)
-				}
-				return obj.Loss(m.EncodeBatch(a, nil), m.EncodeBatch(b, nil), y, dim, nil, nil)
-			}
+			loss := func() float64 { return batchLoss(obj, m, batch) }
 			checkGrads(t, "emb", loss, m.Emb.Value.Data, grad, 1e-3, 1000)
 		})
 	}
+}
+
+// gradientBatch returns n pairs of 1 to 4 random tokens from [lo, vocab),
+// every other one with the first sentence repeated in the second, and two
+// labels above the default threshold, so that every objective has
+// positives and negatives.
+func gradientBatch(rng *rand.Rand, n, lo, vocab int) []Pair {
+	var batch []Pair
+	for i := range n {
+		p := Pair{Label: float32(2*rng.Float64() - 1)}
+		for range 1 + rng.IntN(4) {
+			p.A = append(p.A, lo+rng.IntN(vocab-lo))
+			p.B = append(p.B, lo+rng.IntN(vocab-lo))
+		}
+		if i%2 == 0 {
+			p.B = append(p.B, p.A...)
+		}
+		batch = append(batch, p)
+	}
+	batch[0].Label, batch[1].Label = 0.95, 0.8
+	return batch
+}
+
+// batchLoss is obj's loss on batch under enc, without gradients.
+func batchLoss(obj Objective, enc Encoder, batch []Pair) float64 {
+	var a, b [][]int
+	var y []float32
+	for _, p := range batch {
+		a, b, y = append(a, p.A), append(b, p.B), append(y, p.Label)
+	}
+	return obj.Loss(enc.EncodeBatch(a, nil), enc.EncodeBatch(b, nil), y, enc.Dim(), nil, nil)
 }
 
 // TestSparseAdamMatchesDense checks that lazy Adam is Adam when every row

@@ -119,6 +119,35 @@ func ValidatePairs(pairs []Pair, vocab int) error {
 	return nil
 }
 
+// checkData checks the training and dev pairs of a run over a vocabulary
+// of vocab token IDs: there must be training pairs, and every pair must
+// pass ValidatePairs.
+func checkData(pairs, dev []Pair, vocab int) error {
+	if len(pairs) == 0 {
+		return errors.New("surrogate: no training pairs")
+	}
+	if err := ValidatePairs(pairs, vocab); err != nil {
+		return err
+	}
+	if err := ValidatePairs(dev, vocab); err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	return nil
+}
+
+// IDs converts token-ID lists between the tokenizer's int32 and the
+// encoders' int.
+func IDs[U, T int | int32](xs [][]T) [][]U {
+	out := make([][]U, len(xs))
+	for i, x := range xs {
+		out[i] = make([]U, len(x))
+		for j, v := range x {
+			out[i][j] = U(v)
+		}
+	}
+	return out
+}
+
 // Train trains a surrogate encoder on pairs with minibatch lazy Adam and
 // returns it with its learning curve; dev pairs (optional) are evaluated
 // before training and after every epoch. Every epoch visits the pairs in a
@@ -129,14 +158,8 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, Curve{}, err
 	}
-	if len(pairs) == 0 {
-		return nil, Curve{}, errors.New("surrogate: no training pairs")
-	}
-	if err := ValidatePairs(pairs, cfg.Model.Vocab); err != nil {
+	if err := checkData(pairs, dev, cfg.Model.Vocab); err != nil {
 		return nil, Curve{}, err
-	}
-	if err := ValidatePairs(dev, cfg.Model.Vocab); err != nil {
-		return nil, Curve{}, fmt.Errorf("dev: %w", err)
 	}
 	m, err := New(cfg.Model, cfg.Seed)
 	if err != nil {
