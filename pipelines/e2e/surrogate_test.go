@@ -228,6 +228,12 @@ func TestSurrogate(t *testing.T) {
 	if msg := runSurrogateFail(t, "--load="+tmp, "--model="+model, "--embed="+sents, "--output="+applied); !strings.Contains(msg, "no trained surrogate") {
 		t.Errorf("--load of a directory without a model: %s", msg)
 	}
+	headerOnly := filepath.Join(tmp, "header.tsv")
+	os.WriteFile(headerOnly, []byte("score\ts1\ts2\n"), 0o644)
+	if msg := runSurrogateFail(t, "--load="+filepath.Join(out, "l2"), "--model="+model, "--score="+headerOnly,
+		"--output="+filepath.Join(tmp, "applied2")); !strings.Contains(msg, "no sentence pairs after the header") {
+		t.Errorf("--score of a header without pairs: %s", msg)
+	}
 	if msg := runSurrogateFail(t, "--model="+model, "--embed="+sents, "--output="+applied); !strings.Contains(msg, "--load") {
 		t.Errorf("--embed without --load: %s", msg)
 	}

@@ -176,6 +176,9 @@ func runApply(ctx context.Context) error {
 		if header {
 			lines, numbers = lines[1:], numbers[1:]
 		}
+		if len(lines) == 0 {
+			return fmt.Errorf("--score %s: no sentence pairs after the header", *scorePath)
+		}
 		var a, b []string
 		for i, l := range lines {
 			cols := strings.Split(l, "\t")
