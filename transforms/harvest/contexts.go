@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/nn"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
@@ -64,9 +65,9 @@ type contextSetFn struct {
 	Cfg Config
 
 	res                                  *Resources
-	sets, empty, cands, reranked, ctxs   beam.Counter
-	missing, millis, genEvals, discPairs beam.Counter
-	encoded                              beam.Counter
+	sets, empty, cands, reranked, ctxs   counter.Counter
+	missing, millis, genEvals, discPairs counter.Counter
+	encoded                              counter.Counter
 	prog                                 *progress.Reporter
 }
 
@@ -75,16 +76,16 @@ func (f *contextSetFn) Setup(ctx context.Context) error {
 	if f.res, err = f.Cfg.open(ctx); err != nil {
 		return err
 	}
-	f.sets = beam.NewCounter("harvest", "context_sets")
-	f.empty = beam.NewCounter("harvest", "context_sets_empty")
-	f.cands = beam.NewCounter("harvest", "candidate_contexts")
-	f.reranked = beam.NewCounter("harvest", "reranked_contexts")
-	f.ctxs = beam.NewCounter("harvest", "selected_contexts")
-	f.missing = beam.NewCounter("harvest", "hits_missing_from_chunk_store")
-	f.millis = beam.NewCounter("harvest", "stage_ms_context_sets")
-	f.genEvals = beam.NewCounter("harvest", "gen_evals_context_sets")
-	f.discPairs = beam.NewCounter("harvest", "disc_pairs_context_sets")
-	f.encoded = beam.NewCounter("harvest", "sentences_encoded")
+	f.sets = counter.New("harvest", "context_sets")
+	f.empty = counter.New("harvest", "context_sets_empty")
+	f.cands = counter.New("harvest", "candidate_contexts")
+	f.reranked = counter.New("harvest", "reranked_contexts")
+	f.ctxs = counter.New("harvest", "selected_contexts")
+	f.missing = counter.New("harvest", "hits_missing_from_chunk_store")
+	f.millis = counter.New("harvest", "stage_ms_context_sets")
+	f.genEvals = counter.New("harvest", "gen_evals_context_sets")
+	f.discPairs = counter.New("harvest", "disc_pairs_context_sets")
+	f.encoded = counter.New("harvest", "sentences_encoded")
 	f.prog = progress.New("harvest", "context sets")
 	return nil
 }
@@ -150,12 +151,12 @@ func FilterSentences(s beam.Scope, minWords int, sentences beam.PCollection) bea
 type filterFn struct {
 	MinWords int
 
-	kept, short beam.Counter
+	kept, short counter.Counter
 }
 
 func (f *filterFn) Setup() {
-	f.kept = beam.NewCounter("harvest", "sentences_kept")
-	f.short = beam.NewCounter("harvest", "sentences_too_short")
+	f.kept = counter.New("harvest", "sentences_kept")
+	f.short = counter.New("harvest", "sentences_too_short")
 }
 
 func (f *filterFn) ProcessElement(ctx context.Context, s schemas.Sentence, emit func(schemas.Sentence)) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
@@ -144,9 +145,9 @@ type labelFn struct {
 
 	res                    *Resources
 	settings               string
-	labeled, millis, evals beam.Counter
-	hist                   [20]beam.Counter
-	strata                 map[string]beam.Counter
+	labeled, millis, evals counter.Counter
+	hist                   [20]counter.Counter
+	strata                 map[string]counter.Counter
 	prog                   *progress.Reporter
 }
 
@@ -156,15 +157,15 @@ func (f *labelFn) Setup(ctx context.Context) error {
 		return err
 	}
 	f.settings = f.Cfg.Settings.JSON()
-	f.labeled = beam.NewCounter("harvest", "pairs_labeled")
-	f.millis = beam.NewCounter("harvest", "stage_ms_labels")
-	f.evals = beam.NewCounter("harvest", "gen_evals_labels")
+	f.labeled = counter.New("harvest", "pairs_labeled")
+	f.millis = counter.New("harvest", "stage_ms_labels")
+	f.evals = counter.New("harvest", "gen_evals_labels")
 	for i := range f.hist {
-		f.hist[i] = beam.NewCounter("harvest_label_hist", HistBin(i))
+		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
 	}
-	f.strata = map[string]beam.Counter{}
+	f.strata = map[string]counter.Counter{}
 	for _, s := range Strata {
-		f.strata[s] = beam.NewCounter("harvest", "pairs_"+s)
+		f.strata[s] = counter.New("harvest", "pairs_"+s)
 	}
 	f.prog = progress.New("harvest", "pairs labeled")
 	return nil

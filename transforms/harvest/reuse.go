@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 // Reuse across harvests. A label is a function of the two sentences, their
@@ -83,14 +84,14 @@ func (f *staleFn) ProcessElement(chunkID string, users func(*string) bool, prese
 }
 
 type reuseSetsFn struct {
-	reused, fresh, dropped, stale beam.Counter
+	reused, fresh, dropped, stale counter.Counter
 }
 
 func (f *reuseSetsFn) Setup() {
-	f.reused = beam.NewCounter("refresh", "context_sets_reused")
-	f.fresh = beam.NewCounter("refresh", "sentences_to_score")
-	f.dropped = beam.NewCounter("refresh", "context_sets_dropped")
-	f.stale = beam.NewCounter("refresh", "context_sets_stale")
+	f.reused = counter.New("refresh", "context_sets_reused")
+	f.fresh = counter.New("refresh", "sentences_to_score")
+	f.dropped = counter.New("refresh", "context_sets_dropped")
+	f.stale = counter.New("refresh", "context_sets_stale")
 }
 
 func (f *reuseSetsFn) ProcessElement(ctx context.Context, _ string, sents func(*schemas.Sentence) bool,
@@ -125,12 +126,12 @@ func keyJobByID(j pairJob) (string, pairJob) { return j.Pair.ID, j }
 // reuseLabelFn copies a previous label computed from the same context
 // sets, and passes the other pairs on to be labeled.
 type reuseLabelFn struct {
-	copied, fresh beam.Counter
+	copied, fresh counter.Counter
 }
 
 func (f *reuseLabelFn) Setup() {
-	f.copied = beam.NewCounter("refresh", "labels_copied")
-	f.fresh = beam.NewCounter("refresh", "pairs_to_label")
+	f.copied = counter.New("refresh", "labels_copied")
+	f.fresh = counter.New("refresh", "pairs_to_label")
 }
 
 func (f *reuseLabelFn) ProcessElement(ctx context.Context, _ string, jobs func(*pairJob) bool,

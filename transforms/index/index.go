@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 	"github.com/ctxsim/ctxsim/transforms/remote"
 )
@@ -129,12 +130,12 @@ type buildShardFn struct {
 	NumShards int
 	Unigrams  bool
 
-	indexed, dups beam.Counter
+	indexed, dups counter.Counter
 }
 
 func (f *buildShardFn) Setup() {
-	f.indexed = beam.NewCounter("index", "chunks_indexed")
-	f.dups = beam.NewCounter("index", "chunks_duplicate")
+	f.indexed = counter.New("index", "chunks_indexed")
+	f.dups = counter.New("index", "chunks_duplicate")
 }
 
 func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks func(*schemas.Chunk) bool,

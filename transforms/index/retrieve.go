@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
@@ -49,7 +50,7 @@ type retrieveFn struct {
 	MinBigrams int
 
 	ix                               *retrieval.Index
-	queries, noHits, excluded, empty beam.Counter
+	queries, noHits, excluded, empty counter.Counter
 	prog                             *progress.Reporter
 }
 
@@ -62,10 +63,10 @@ func (f *retrieveFn) Setup() error {
 	if f.MinBigrams > 0 {
 		ix.MinBigrams = f.MinBigrams
 	}
-	f.queries = beam.NewCounter("retrieve", "queries")
-	f.noHits = beam.NewCounter("retrieve", "queries_without_hits")
-	f.excluded = beam.NewCounter("retrieve", "own_chunks_excluded")
-	f.empty = beam.NewCounter("retrieve", "queries_empty")
+	f.queries = counter.New("retrieve", "queries")
+	f.noHits = counter.New("retrieve", "queries_without_hits")
+	f.excluded = counter.New("retrieve", "own_chunks_excluded")
+	f.empty = counter.New("retrieve", "queries_empty")
 	f.prog = progress.New("retrieve", "queries")
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
@@ -88,17 +89,17 @@ func IsJSONL(name string) bool {
 type readFileFn struct {
 	Opts corpus.Options
 
-	files, failed, read, dead, parsed, unknown beam.Counter
+	files, failed, read, dead, parsed, unknown counter.Counter
 	prog                                       *progress.Reporter
 }
 
 func (f *readFileFn) Setup() {
-	f.files = beam.NewCounter("ingest", "files")
-	f.failed = beam.NewCounter("ingest", "files_failed")
-	f.read = beam.NewCounter("ingest", "records_read")
-	f.dead = beam.NewCounter("ingest", "records_dead")
-	f.parsed = beam.NewCounter("ingest", "documents_parsed")
-	f.unknown = beam.NewCounter("ingest", "unknown_fields")
+	f.files = counter.New("ingest", "files")
+	f.failed = counter.New("ingest", "files_failed")
+	f.read = counter.New("ingest", "records_read")
+	f.dead = counter.New("ingest", "records_dead")
+	f.parsed = counter.New("ingest", "documents_parsed")
+	f.unknown = counter.New("ingest", "unknown_fields")
 	f.prog = progress.New("ingest", "documents")
 }
 
@@ -202,10 +203,10 @@ const ReasonDuplicateDocID = "duplicate_doc_id"
 // dedupeFn keeps one document per doc_id: the one read first in file/line
 // order, so the choice is the same on every run.
 type dedupeFn struct {
-	dups beam.Counter
+	dups counter.Counter
 }
 
-func (f *dedupeFn) Setup() { f.dups = beam.NewCounter("ingest", "documents_duplicate") }
+func (f *dedupeFn) Setup() { f.dups = counter.New("ingest", "documents_duplicate") }
 
 func (f *dedupeFn) ProcessElement(ctx context.Context, id string, docs func(*schemas.Document) bool,
 	emit func(schemas.Document), emitDead func(schemas.DeadLetter)) {
@@ -256,15 +257,15 @@ func originLess(a, b string) bool {
 type splitFn struct {
 	Opts corpus.Options
 
-	ingested, empty, paraDead, sents, chunks beam.Counter
+	ingested, empty, paraDead, sents, chunks counter.Counter
 }
 
 func (f *splitFn) Setup() {
-	f.ingested = beam.NewCounter("ingest", "documents_ingested")
-	f.empty = beam.NewCounter("ingest", "documents_empty")
-	f.paraDead = beam.NewCounter("ingest", "paragraphs_dead")
-	f.sents = beam.NewCounter("ingest", "sentences")
-	f.chunks = beam.NewCounter("ingest", "chunks")
+	f.ingested = counter.New("ingest", "documents_ingested")
+	f.empty = counter.New("ingest", "documents_empty")
+	f.paraDead = counter.New("ingest", "paragraphs_dead")
+	f.sents = counter.New("ingest", "sentences")
+	f.chunks = counter.New("ingest", "chunks")
 }
 
 func (f *splitFn) ProcessElement(ctx context.Context, doc schemas.Document,

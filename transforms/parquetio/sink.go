@@ -27,6 +27,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
@@ -127,11 +128,11 @@ type writeShardFn struct {
 	RowGroupRows int64
 	Type         beam.EncodedType
 
-	rows beam.Counter
+	rows counter.Counter
 }
 
 func (f *writeShardFn) Setup() {
-	f.rows = beam.NewCounter("parquetio", "rows_written")
+	f.rows = counter.New("parquetio", "rows_written")
 }
 
 func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, rows func(*beam.T) bool) (string, error) {

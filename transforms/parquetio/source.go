@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
@@ -84,11 +85,11 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 type readFn struct {
 	Type beam.EncodedType
 
-	rows beam.Counter
+	rows counter.Counter
 }
 
 func (f *readFn) Setup() {
-	f.rows = beam.NewCounter("parquetio", "rows_read")
+	f.rows = counter.New("parquetio", "rows_read")
 }
 
 func (f *readFn) ProcessElement(ctx context.Context, name string, emit func(beam.T)) error {

@@ -11,11 +11,13 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/remote"
 )
@@ -23,11 +25,26 @@ import (
 // Counters maps "namespace/name" to a counter's value, summed over steps.
 type Counters map[string]int64
 
+// running is set while Run runs a job: the in-process tally of counters
+// (package counter) is only a job's own when one job runs at a time.
+var running atomic.Int32
+
 // Run runs p and returns its counters. Runners that report no metrics
 // (a Dataflow dry run) give an empty map.
+//
+// When the workers ran in this process (the loopback environment, Prism's
+// default), the counters are the process's own tally (package counter),
+// which is exact there, and not the runner's report, which Prism can
+// undercount; a counter the runner reported differently is named on
+// stderr.
 func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, RunnerName())
+	alone := running.Add(1) == 1
+	defer running.Add(-1)
+	if alone {
+		counter.Reset()
+	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -39,9 +56,34 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 		for _, r := range res.Metrics().AllMetrics().Counters() {
 			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
 		}
+		if alone && Loopback() {
+			if diff := c.replace(counter.Tally()); diff != "" {
+				fmt.Fprintf(os.Stderr, "%s: the runner reported other counts than the workers in this process; using this process's counts (%s)\n", name, diff)
+			}
+		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// Loopback reports whether the job's workers run in this process.
+func Loopback() bool {
+	return strings.EqualFold(flagValue("environment_type"), "loopback")
+}
+
+// replace sets c to the tally t. Counters that only the runner reported (a
+// DoFn counting with beam.NewCounter directly) keep the runner's value. It
+// returns the counters whose values differed, as "name runner→tally".
+func (c Counters) replace(t map[string]int64) string {
+	var diff []string
+	for k, v := range t {
+		if r, ok := c[k]; ok && r != v || !ok && v != 0 {
+			diff = append(diff, fmt.Sprintf("%s %d→%d", k, r, v))
+		}
+		c[k] = v
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, ", ")
 }
 
 // NotRun reports whether the runner only built or submitted the job without
