@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 	"github.com/ctxsim/ctxsim/transforms/remote"
@@ -91,13 +92,7 @@ func encodeTexts(enc surrogate.Encoder, tok *tokenizer.Tokenizer, texts []string
 			return nil, fmt.Errorf("%s: the sentence has no tokens", where(i))
 		}
 	}
-	d := enc.Dim()
-	flat := enc.EncodeBatch(ids, nil)
-	out := make([][]float32, len(texts))
-	for i := range out {
-		out[i] = flat[i*d : (i+1)*d : (i+1)*d]
-	}
-	return out, nil
+	return encodeRows(enc, ids), nil
 }
 
 // pairColumns finds the two sentence columns of a pairs file: the columns
@@ -223,14 +218,9 @@ func loadTokenizer(ctx context.Context, dir string) (*tokenizer.Tokenizer, error
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
-	f, err := os.Open(filepath.Join(local, "tokenizer.json"))
+	tok, err := hv.LoadTokenizer(local)
 	if err != nil {
-		return nil, fmt.Errorf("--model: %w", err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.Load(f)
-	if err != nil {
-		return nil, fmt.Errorf("--model %s: tokenizer.json: %w", dir, err)
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	return tok, nil
 }

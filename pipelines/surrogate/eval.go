@@ -76,17 +76,22 @@ func loadEval(ctx context.Context, path string, n int, chunks string, tok *token
 
 // surrogate fills r with the model's Spearman, EvalRank and throughput.
 func (ev *evalData) surrogate(m surrogate.Encoder, r *result) error {
-	d := m.Dim()
-	flat := m.EncodeBatch(ev.ids, nil)
-	emb := make([][]float32, len(ev.sents))
-	for i := range emb {
-		emb[i] = flat[i*d : (i+1)*d]
-	}
-	if err := ev.scoreVectors(emb, r); err != nil {
+	if err := ev.scoreVectors(encodeRows(m, ev.ids), r); err != nil {
 		return err
 	}
 	r.Encode = encodeThroughput(m, ev.ids)
 	return nil
+}
+
+// encodeRows encodes sents and returns their embeddings, one row each.
+func encodeRows(m surrogate.Encoder, sents [][]int) [][]float32 {
+	d := m.Dim()
+	flat := m.EncodeBatch(sents, nil)
+	rows := make([][]float32, len(sents))
+	for i := range rows {
+		rows[i] = flat[i*d : (i+1)*d : (i+1)*d]
+	}
+	return rows
 }
 
 // scoreVectors fills r with the STS Spearman of the cosines of emb (one

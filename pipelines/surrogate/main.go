@@ -453,12 +453,9 @@ func main() {
 		// encoder above.
 		var m0 surrogate.Encoder = &surrogate.BiLSTM{M: models.Disc}
 		if *encoder == "mean" {
-			mm, err := surrogate.New(modelCfg, *seed)
+			mm, err := surrogate.TrainConfig{Model: modelCfg, Seed: *seed, InitTable: initTable}.Initial()
 			if err != nil {
 				jobrun.Fail(err)
-			}
-			if initTable != nil {
-				copy(mm.Emb.Value.Data, initTable)
 			}
 			m0 = mm
 		}

@@ -23,17 +23,30 @@ type Models struct {
 	Fingerprint string
 }
 
+// TokenizerFile is the tokenizer's file in a model directory.
+const TokenizerFile = "tokenizer.json"
+
+// LoadTokenizer reads the tokenizer of the model directory dir. A missing
+// or corrupt file is an error naming it.
+func LoadTokenizer(dir string) (*tokenizer.Tokenizer, error) {
+	f, err := os.Open(filepath.Join(dir, TokenizerFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tok, err := tokenizer.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, TokenizerFile), err)
+	}
+	return tok, nil
+}
+
 // LoadModels reads tokenizer.json, disc.* and gen.* from dir. A missing,
 // corrupt or mismatched file is an error naming it.
 func LoadModels(dir string) (*Models, error) {
-	f, err := os.Open(filepath.Join(dir, "tokenizer.json"))
+	tok, err := LoadTokenizer(dir)
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)
-	}
-	tok, err := tokenizer.Load(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("models: %s: %w", filepath.Join(dir, "tokenizer.json"), err)
 	}
 	dm, ds, err := disc.Load(dir, tok.Fingerprint())
 	if err != nil {

@@ -50,7 +50,33 @@ func (c TrainConfig) Validate() error {
 	if err := c.Model.Validate(); err != nil {
 		return err
 	}
+	if err := c.checkInitTable(); err != nil {
+		return err
+	}
 	return c.validateRun()
+}
+
+func (c TrainConfig) checkInitTable() error {
+	if c.InitTable != nil && len(c.InitTable) != c.Model.Vocab*c.Model.Dim {
+		return fmt.Errorf("surrogate: initial table of %d values, want %d×%d", len(c.InitTable), c.Model.Vocab, c.Model.Dim)
+	}
+	return nil
+}
+
+// Initial returns the averaged-subword model that Train starts from: random
+// draws from c.Seed, or a copy of c.InitTable.
+func (c TrainConfig) Initial() (*Model, error) {
+	if err := c.checkInitTable(); err != nil {
+		return nil, err
+	}
+	m, err := New(c.Model, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if c.InitTable != nil {
+		copy(m.Emb.Value.Data, c.InitTable)
+	}
+	return m, nil
 }
 
 // validateRun checks the settings of a training run that do not depend on
@@ -58,9 +84,6 @@ func (c TrainConfig) Validate() error {
 func (c TrainConfig) validateRun() error {
 	if err := c.Objective.Validate(); err != nil {
 		return err
-	}
-	if c.InitTable != nil && len(c.InitTable) != c.Model.Vocab*c.Model.Dim {
-		return fmt.Errorf("surrogate: initial table of %d values, want %d×%d", len(c.InitTable), c.Model.Vocab, c.Model.Dim)
 	}
 	if c.Epochs < 0 || c.BatchSize < 1 || !(c.LR > 0) || math.IsInf(c.LR, 0) {
 		return fmt.Errorf("surrogate: invalid training config: epochs %d, batch size %d, lr %v", c.Epochs, c.BatchSize, c.LR)
@@ -161,12 +184,9 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if err := checkData(pairs, dev, cfg.Model.Vocab); err != nil {
 		return nil, Curve{}, err
 	}
-	m, err := New(cfg.Model, cfg.Seed)
+	m, err := cfg.Initial()
 	if err != nil {
 		return nil, Curve{}, err
-	}
-	if cfg.InitTable != nil {
-		copy(m.Emb.Value.Data, cfg.InitTable)
 	}
 	curve, err := run(newMeanNet(m, cfg.LR), cfg, pairs, dev)
 	if err != nil {

@@ -55,7 +55,9 @@ func New(namespace, name string) Counter {
 // tally. ctx must be the context the runner passed to the DoFn.
 func (c Counter) Inc(ctx context.Context, n int64) {
 	c.beam.Inc(ctx, n)
-	c.cell.touched.Store(true)
+	if !c.cell.touched.Load() { // a shared write only on first use
+		c.cell.touched.Store(true)
+	}
 	c.cell.n.Add(n)
 }
 

@@ -56,7 +56,7 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 		for _, r := range res.Metrics().AllMetrics().Counters() {
 			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
 		}
-		if alone && Loopback() {
+		if alone && loopback() {
 			if diff := c.replace(counter.Tally()); diff != "" {
 				fmt.Fprintf(os.Stderr, "%s: the runner reported other counts than the workers in this process; using this process's counts (%s)\n", name, diff)
 			}
@@ -66,8 +66,8 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 	return c, nil
 }
 
-// Loopback reports whether the job's workers run in this process.
-func Loopback() bool {
+// loopback reports whether the job's workers run in this process.
+func loopback() bool {
 	return strings.EqualFold(flagValue("environment_type"), "loopback")
 }
 
@@ -77,7 +77,7 @@ func Loopback() bool {
 func (c Counters) replace(t map[string]int64) string {
 	var diff []string
 	for k, v := range t {
-		if r, ok := c[k]; ok && r != v || !ok && v != 0 {
+		if r := c[k]; r != v {
 			diff = append(diff, fmt.Sprintf("%s %d→%d", k, r, v))
 		}
 		c[k] = v

@@ -87,7 +87,7 @@ func TestRunCounters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !Loopback() {
+		if !loopback() {
 			t.Fatalf("environment_type = %q after a Prism run, want loopback", flagValue("environment_type"))
 		}
 		for k, want := range map[string]int64{
