@@ -292,8 +292,9 @@ func TestDeployDockerfile(t *testing.T) {
 		t.Errorf("worker stage from %s, want %s", byName["worker"].from, want)
 	}
 	build := text("build")
-	if !strings.Contains(build, "libopenblas-dev") || !strings.Contains(build, "CGO_ENABLED=1") {
-		t.Error("the build stage must install libopenblas-dev and build with CGO_ENABLED=1")
+	if !strings.Contains(build, "libopenblas-dev") || !strings.Contains(build, "CGO_ENABLED=1") ||
+		!strings.Contains(build, "-tags openblas") {
+		t.Error("the build stage must install libopenblas-dev and build with CGO_ENABLED=1 and -tags openblas")
 	}
 	built := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\./pipelines/([A-Za-z0-9_]+)`).FindAllStringSubmatch(build, -1) {

@@ -21,12 +21,13 @@
 //
 // # Backends
 //
-// With cgo (the default build) Gemm calls OpenBLAS (Debian package
-// libopenblas-dev), single-threaded unless SetThreads says otherwise.
-// Without cgo (CGO_ENABLED=0) it uses internal/gogemm, a blocked algorithm
-// with AVX-512 or AVX2+FMA micro-kernels in Go assembly on amd64 and a
-// portable scalar kernel elsewhere; SetBackend("go") selects it in cgo
-// builds too. Backend names the implementation in use. Element-wise
+// The default build (no C library needed, cgo on or off) uses
+// internal/gogemm, a blocked algorithm with AVX-512 or AVX2+FMA
+// micro-kernels in Go assembly on amd64 and a portable scalar kernel
+// elsewhere. A cgo build with the build tag openblas (go build -tags
+// openblas; Debian package libopenblas-dev) links OpenBLAS as well and uses
+// it by default, single-threaded unless SetThreads says otherwise;
+// SetBackend("go") selects the pure-Go kernel there too. Backend names the implementation in use. Element-wise
 // activations and softmax use AVX-512 assembly from internal/vecmath where
 // available. GODEBUG=cpu.avx512f=off (or cpu.all=off) disables the
 // assembly paths, for testing.

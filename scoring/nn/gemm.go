@@ -29,15 +29,15 @@ func Backend() string {
 }
 
 // SetBackend selects the Gemm implementation: "openblas" (the default in
-// cgo builds, an error without cgo) or "go" (the pure-Go kernel, the only
-// choice without cgo). It must not be called while Gemm calls are running.
+// builds with cgo and the openblas build tag, an error in any other build)
+// or "go" (the pure-Go kernel, the only choice in other builds). It must not be called while Gemm calls are running.
 func SetBackend(name string) error {
 	switch name {
 	case "go":
 		useGo.Store(true)
 	case "openblas":
 		if !haveOpenBLAS {
-			return fmt.Errorf("nn: backend %q needs a cgo build", name)
+			return fmt.Errorf("nn: backend %q needs a build with cgo and -tags openblas", name)
 		}
 		useGo.Store(false)
 	default:
