@@ -415,7 +415,7 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 		return append(out, sorted[:min(size, len(sorted))]...)
 	}
 	chunks := map[string]bool{}
-	var prev []map[string]bool
+	var prev [][]uint32
 	for _, c := range sorted {
 		if len(out) >= size {
 			break
@@ -423,10 +423,10 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 		if chunks[c.ChunkID] {
 			continue
 		}
-		w := wordSet(e.Store.Text(c.Left[len(c.Left)-1]))
+		w := e.Store.wordIDs(c.Left[len(c.Left)-1])
 		ok := true
 		for _, p := range prev {
-			if jaccard(w, p) >= maxJaccard {
+			if jaccardAtLeast(w, p, maxJaccard) {
 				ok = false
 				break
 			}
@@ -441,6 +441,8 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 	return out
 }
 
+// wordSet splits s into its distinct lowercased runs of letters and
+// digits.
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
@@ -451,15 +453,30 @@ func wordSet(s string) map[string]bool {
 	return out
 }
 
-func jaccard(a, b map[string]bool) float64 {
+// jaccardAtLeast reports whether the Jaccard similarity of the sorted,
+// distinct word IDs a and b is at least t (two empty sets have similarity
+// 1). Sets whose sizes alone bound the similarity below t are not merged.
+func jaccardAtLeast(a, b []uint32, t float64) bool {
 	if len(a) == 0 && len(b) == 0 {
-		return 1
+		return 1 >= t
 	}
-	inter := 0
-	for w := range a {
-		if b[w] {
+	lo, hi := min(len(a), len(b)), max(len(a), len(b))
+	// |a∩b| <= lo and |a∪b| >= hi, so the similarity is at most lo/hi.
+	if float64(lo)/float64(hi) < t {
+		return false
+	}
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
 			inter++
+			i++
+			j++
 		}
 	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
+	return float64(inter)/float64(len(a)+len(b)-inter) >= t
 }

@@ -2,7 +2,9 @@ package harvest
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -367,6 +369,37 @@ func TestOverrides(t *testing.T) {
 	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "a,b,c,d"}, {Lambda: "0,0,0,0"}, {SetSize: 2000}, {Similarity: "dot"}} {
 		if _, err := o.Apply(Defaults()); err == nil {
 			t.Fatalf("%+v accepted", o)
+		}
+	}
+}
+
+// TestJaccardAtLeast checks the merge over sorted word IDs, with its size
+// bound, against the plain set computation on random word sets.
+func TestJaccardAtLeast(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		a, b := map[uint32]bool{}, map[uint32]bool{}
+		for range r.IntN(8) {
+			a[uint32(r.IntN(10))] = true
+		}
+		for range r.IntN(8) {
+			b[uint32(r.IntN(10))] = true
+		}
+		inter := 0
+		for w := range a {
+			if b[w] {
+				inter++
+			}
+		}
+		want := 1.0
+		if len(a)+len(b) > 0 {
+			want = float64(inter) / float64(len(a)+len(b)-inter)
+		}
+		sa, sb := slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b))
+		for _, th := range []float64{0.25, 0.5, 1.0 / 3, 1} {
+			if got := jaccardAtLeast(sa, sb, th); got != (want >= th) {
+				t.Fatalf("%v %v t=%v: got %v, Jaccard %v", sa, sb, th, got, want)
+			}
 		}
 	}
 }

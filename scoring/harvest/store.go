@@ -8,6 +8,8 @@ package harvest
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/ctxsim/ctxsim/schemas"
 )
@@ -20,6 +22,12 @@ type Store struct {
 	sents   []string
 	chunks  map[string]storedChunk
 	ids     []string // chunk IDs in insertion order
+
+	// Distinct words of sentences, as sorted IDs, filled when first asked
+	// for (the diversity constraint compares them).
+	wmu   sync.Mutex
+	words [][]uint32
+	wid   map[string]uint32
 }
 
 type storedChunk struct {
@@ -71,6 +79,35 @@ func (st *Store) ChunkIDAt(i int) string { return st.ids[i] }
 func (st *Store) chunk(id string) (storedChunk, bool) {
 	c, ok := st.chunks[id]
 	return c, ok
+}
+
+// wordIDs returns the distinct words of sentence k (see wordSet) as sorted
+// IDs; equal words have equal IDs within the store.
+func (st *Store) wordIDs(k int32) []uint32 {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	if len(st.words) != len(st.sents) {
+		st.words = append(st.words, make([][]uint32, len(st.sents)-len(st.words))...)
+		if st.wid == nil {
+			st.wid = map[string]uint32{}
+		}
+	}
+	if w := st.words[k]; w != nil {
+		return w
+	}
+	set := wordSet(st.sents[k])
+	ids := make([]uint32, 0, len(set))
+	for w := range set {
+		id, ok := st.wid[w]
+		if !ok {
+			id = uint32(len(st.wid))
+			st.wid[w] = id
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	st.words[k] = ids
+	return ids
 }
 
 // ChunkSentences returns the store indices of a chunk's sentences, or nil.
