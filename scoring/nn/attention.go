@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/ctxsim/ctxsim/scoring/nn/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // MultiHeadAttention is scaled dot-product attention with Heads heads and

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ctxsim/ctxsim/scoring/nn/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // Activation selects the non-linearity of a FeedForward block.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ctxsim/ctxsim/scoring/nn/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // CrossEntropyCache holds what CrossEntropyCache.Backward needs from

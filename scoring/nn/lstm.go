@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/ctxsim/ctxsim/scoring/nn/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // LSTM is a single-direction long short-term memory layer over padded
