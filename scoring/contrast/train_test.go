@@ -1,0 +1,206 @@
+package contrast
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/examples"
+)
+
+// toyDocs is a small corpus whose documents each keep to one topic.
+func toyDocs(n int) []examples.Doc {
+	topics := [][]string{
+		{"ship", "sea", "sail", "harbour", "wind", "crew"},
+		{"court", "judge", "law", "trial", "jury", "verdict"},
+		{"kernel", "module", "driver", "memory", "boot", "config"},
+		{"bread", "flour", "oven", "bake", "dough", "yeast"},
+	}
+	var docs []examples.Doc
+	for i := range n {
+		t := topics[i%len(topics)]
+		d := examples.Doc{ID: fmt.Sprintf("d%d", i)}
+		for j := range 8 {
+			d.Sentences = append(d.Sentences, fmt.Sprintf("the %s and the %s by the %s", t[(i+j)%6], t[(i+2*j+1)%6], t[(3*i+j+2)%6]))
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+func toyConfig() Config {
+	c := DefaultConfig()
+	c.Dim, c.Vocab, c.Buckets, c.MinCount, c.Batch = 8, 50, 4, 1, 6
+	c.Temperature = 0.5
+	return c
+}
+
+// TestGradient compares the analytic gradient of the batch loss with
+// central finite differences, for both tables, both loss directions.
+func TestGradient(t *testing.T) {
+	for _, sym := range []bool{false, true} {
+		t.Run(fmt.Sprintf("symmetric=%v", sym), func(t *testing.T) {
+			cfg := toyConfig()
+			cfg.Symmetric = sym
+			docs := toyDocs(4)
+			v, err := BuildVocab(cfg, docs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := newModel(cfg, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, slots := tokenize(v, docs, cfg.Window)
+			tr := newTrainer(m, b, slots, TrainOptions{})
+			batch := []int{0, 3, 7, 11, 15, 20}
+			tr.step = 0
+			tr.grad(batch)
+			loss := func() float64 {
+				saveS, saveC := tr.gS, tr.gC
+				tr.gS, tr.gC = make([]float32, len(saveS)), make([]float32, len(saveC))
+				tr.step++
+				l := tr.grad(batch)
+				tr.gS, tr.gC = saveS, saveC
+				return l
+			}
+			const h = 1e-2
+			checked := 0
+			for _, tab := range []struct {
+				name string
+				w, g []float32
+			}{{"sent", m.Sent, tr.gS}, {"ctx", m.Ctx, tr.gC}} {
+				for i := range tab.w {
+					if tab.g[i] == 0 && i%7 != 0 {
+						continue
+					}
+					old := tab.w[i]
+					tab.w[i] = old + h
+					lp := loss()
+					tab.w[i] = old - h
+					lm := loss()
+					tab.w[i] = old
+					num := (lp - lm) / (2 * h)
+					an := float64(tab.g[i])
+					if math.Abs(num-an) > 2e-3+2e-2*math.Abs(num) {
+						t.Errorf("%s[%d]: analytic %g, numeric %g", tab.name, i, an, num)
+					}
+					checked++
+				}
+			}
+			if checked < 50 {
+				t.Fatalf("only %d entries checked", checked)
+			}
+		})
+	}
+}
+
+// TestTrainLearnsTopics trains on the toy corpus and checks that a
+// sentence then prefers contexts of its own topic over the others'.
+func TestTrainLearnsTopics(t *testing.T) {
+	cfg := toyConfig()
+	cfg.Dim, cfg.Batch, cfg.Epochs, cfg.LR, cfg.WarmupSteps = 16, 16, 40, 0.05, 5
+	docs := toyDocs(40)
+	m, _, err := Train(cfg, docs, TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.SentenceVec("the sea and the wind by the crew")
+	same := m.Score(f, m.ContextVec([]string{"the sail and the harbour by the ship"}, []string{"the crew and the sea"}))
+	other := m.Score(f, m.ContextVec([]string{"the judge and the jury by the law"}, []string{"the trial and the verdict"}))
+	if !(same > other+1) {
+		t.Fatalf("own-topic context scores %.3f, other topic %.3f", same, other)
+	}
+	// Deterministic: the same inputs give the same tables, whatever the
+	// number of threads.
+	m2, _, err := Train(cfg, docs, TrainOptions{Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Sent {
+		if m.Sent[i] != m2.Sent[i] || m.Ctx[i] != m2.Ctx[i] {
+			t.Fatalf("weights differ at %d between 1 and 3 threads", i)
+		}
+	}
+}
+
+// TestSaveLoad round-trips a model through ctx.json and ctx.safetensors,
+// and refuses a corrupt weights file.
+func TestSaveLoad(t *testing.T) {
+	cfg := toyConfig()
+	cfg.Epochs, cfg.Stem = 2, true
+	var evals int
+	m, curve, err := Train(cfg, toyDocs(8), TrainOptions{EvalEvery: 3, Eval: func(*Model) any { evals++; return evals }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(curve) < 3 || curve[0].Step != 0 || curve[len(curve)-1].HeldOut != evals || evals != len(curve) {
+		t.Fatalf("curve %+v after %d evaluations", curve, evals)
+	}
+	dir := t.TempDir()
+	if err := m.Save(dir, map[string]any{"note": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	got, saved, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Info["note"] != "x" || !got.Vocab.Stem || got.Cfg != m.Cfg {
+		t.Fatalf("loaded %+v, info %v", got.Cfg, saved.Info)
+	}
+	s := "the sea and the wind by the crew"
+	if a, b := m.SentenceVec(s), got.SentenceVec(s); Dot(a, b) < 0.99999 {
+		t.Fatal("the loaded model encodes differently")
+	}
+	w := filepath.Join(dir, "ctx.safetensors")
+	data, _ := os.ReadFile(w)
+	data[len(data)-1] ^= 0x40
+	os.WriteFile(w, data, 0o644)
+	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("corrupt weights: %v", err)
+	}
+	if _, _, err := Load(t.TempDir()); err == nil {
+		t.Fatal("an empty directory loaded")
+	}
+}
+
+func TestVocab(t *testing.T) {
+	c := NewVocabCounter(false)
+	for _, s := range []string{"the cat sat", "the dog sat", "the cat ran", "a bird"} {
+		c.Add(s)
+	}
+	v, err := c.Build(2, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the (3 sentences), then cat and sat (2 each, ties by word): size 2.
+	if len(v.Words) != 2 || v.Words[0] != "the" || v.Words[1] != "cat" || v.Rows() != 6 {
+		t.Fatalf("words %v rows %d", v.Words, v.Rows())
+	}
+	if v.Row("the") != 0 || v.Row("cat") != 1 || v.Row("zebra") < 2 || v.Row("zebra") >= 6 || v.Row("zebra") != v.Row("zebra") {
+		t.Fatal("rows")
+	}
+	// IDF: log((n+1)/(df+1)); "the" is in 3 of 4 sentences.
+	if w := v.Weights[0]; math.Abs(float64(w)-math.Log(5.0/4)) > 1e-6 {
+		t.Fatalf("weight of the: %v", w)
+	}
+	if v.Weights[5] != float32(math.Log(5.0/2)) {
+		t.Fatalf("bucket weight %v", v.Weights[5])
+	}
+	rows, ws := v.Bag("The cat, the CAT!", nil, nil)
+	if len(rows) != 4 || rows[0] != 0 || rows[1] != 1 || len(ws) != 4 {
+		t.Fatalf("bag %v %v", rows, ws)
+	}
+	if _, err := c.Build(2, 0, 1); err == nil {
+		t.Fatal("no buckets accepted")
+	}
+	st := NewVocabCounter(true)
+	st.Add("running dogs")
+	sv, _ := st.Build(10, 1, 1)
+	if r, _ := sv.Bag("dog runs", nil, nil); len(r) != 2 || r[0] == r[1] || r[0] != sv.Row("dog") {
+		t.Fatalf("stemmed bag %v of %v", r, sv.Words)
+	}
+}
