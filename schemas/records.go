@@ -9,7 +9,7 @@ package schemas
 // written into the key/value metadata of each Parquet file (MetaVersionKey)
 // and into the metadata of every index. Bump it when a record's layout
 // changes in a way old readers cannot follow.
-const Version = "ctxsim/v1"
+const Version = "ctxsim/v2"
 
 // Document is one document of the corpus: a title and its paragraphs.
 type Document struct {
@@ -109,21 +109,21 @@ type ScoredContext struct {
 	// Slot is the index, in the chunk, of the sentence cut out.
 	Slot  int32   `parquet:"slot" json:"slot"`
 	Score float32 `parquet:"score" json:"score"`
-	// The terms of Eq. 3 before weighting: log p(y=1 | c, s) and the
-	// length-normalised log-likelihoods of s, c_<i and c_>i. A term that
-	// was switched off is zero.
-	Disc    float32 `parquet:"disc" json:"disc"`
-	ToS     float32 `parquet:"to_s" json:"to_s"`
-	ToLeft  float32 `parquet:"to_left" json:"to_left"`
-	ToRight float32 `parquet:"to_right" json:"to_right"`
+	// Terms are the terms of Eq. 3 before weighting, in the order of the
+	// context set's Terms (for example the contrastive score, or
+	// log p(y=1 | c, s) and the length-normalised log-likelihoods of s,
+	// c_<i and c_>i).
+	Terms []float32 `parquet:"terms,list" json:"terms"`
 }
 
 // ContextSet is C_s: the diversity-constrained set of contexts chosen for a
 // sentence, best first.
 type ContextSet struct {
-	SentenceID string          `parquet:"sentence_id" json:"sentence_id"`
-	Text       string          `parquet:"text" json:"text"`
-	Contexts   []ScoredContext `parquet:"contexts,list" json:"contexts"`
+	SentenceID string `parquet:"sentence_id" json:"sentence_id"`
+	Text       string `parquet:"text" json:"text"`
+	// Terms names the terms each context's Terms holds.
+	Terms    []string        `parquet:"terms,list" json:"terms"`
+	Contexts []ScoredContext `parquet:"contexts,list" json:"contexts"`
 }
 
 // LabeledPair is one harvested label with its provenance.
@@ -134,6 +134,11 @@ type LabeledPair struct {
 	Sentence1   string  `parquet:"sentence1" json:"sentence1"`
 	Sentence2   string  `parquet:"sentence2" json:"sentence2"`
 	Label       float32 `parquet:"label" json:"label"`
+	// LabelContext is Eq. 4 over the two context sets and LabelLexical the
+	// unigram TF-IDF cosine of the two sentences; Label is the first
+	// (labeler "origin") or their combination (labeler "hybrid").
+	LabelContext float32 `parquet:"label_context" json:"label_context"`
+	LabelLexical float32 `parquet:"label_lexical" json:"label_lexical"`
 	// Split is "train", "dev" or "test", chosen from the pair's hash.
 	Split string `parquet:"split" json:"split"`
 	// Stratum says how the pair was sampled: "near", "mid" or "far" by the

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/contrast"
+	"github.com/ctxsim/ctxsim/scoring/examples"
 )
 
 var binDir string
@@ -308,10 +310,12 @@ func TestTrainTiny(t *testing.T) {
 	tmp := t.TempDir()
 	corpusPath := cleanCorpus(t, tmp, 120)
 	model := filepath.Join(tmp, "model")
-	args := []string{"--input=" + corpusPath, "--output=" + model, "--preset=tiny",
-		"--vocab_size=400", "--disc_steps=30", "--gen_steps=30", "--held_out=0.2", "--eval_examples=200"}
+	args := []string{"--input=" + corpusPath, "--output=" + model, "--preset=tiny", "--models=ctx,disc,gen",
+		"--vocab_size=400", "--disc_steps=30", "--gen_steps=30", "--held_out=0.2", "--eval_examples=200",
+		"--ctx_batch=64", "--rank_tasks=30"}
 	stdout := run(t, "train", args...)
-	for _, f := range []string{"tokenizer.json", "disc.json", "disc.safetensors", "gen.json", "gen.safetensors", "train-results.json"} {
+	for _, f := range []string{"ctx.json", "ctx.safetensors", "tokenizer.json", "disc.json", "disc.safetensors", "gen.json",
+		"gen.safetensors", "train-results.json"} {
 		if _, err := os.Stat(filepath.Join(model, f)); err != nil {
 			t.Fatalf("%s missing: %v\n%s", f, err, stdout)
 		}
@@ -330,7 +334,15 @@ func TestTrainTiny(t *testing.T) {
 					Perplexity float64 `json:"perplexity"`
 				} `json:"to_s"`
 			} `json:"held_out"`
+			Ranking map[string]map[string]examples.RankResult `json:"context_ranking"`
 		} `json:"gen"`
+		Disc struct {
+			Ranking map[string]map[string]examples.RankResult `json:"context_ranking"`
+		} `json:"disc"`
+		Ctx struct {
+			Ranking map[string]map[string]examples.RankResult `json:"context_ranking"`
+		} `json:"ctx"`
+		CtxCurve []contrast.CurvePoint `json:"ctx_curve"`
 	}
 	b, _ := os.ReadFile(filepath.Join(model, "train-results.json"))
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -342,6 +354,23 @@ func TestTrainTiny(t *testing.T) {
 	if p := res.Gen.HeldOut.ToSentence.Perplexity; p <= 1 || p > 1000 {
 		t.Fatalf("generative held-out perplexity %v", p)
 	}
+	// Every term's context ranking, for N = 20 and 100, random and
+	// same-document distractors (this corpus's documents are too short for
+	// the latter: none).
+	for term, r := range map[string]map[string]examples.RankResult{"ctx": res.Ctx.Ranking["ctx"], "disc": res.Disc.Ranking["disc"],
+		"to_s": res.Gen.Ranking["to_s"], "to_left": res.Gen.Ranking["to_left"], "to_right": res.Gen.Ranking["to_right"]} {
+		for _, key := range []string{"n20_random", "n100_random"} {
+			if x := r[key]; x.Tasks == 0 || !(x.MRR > 0 && x.MRR <= 1) || x.Kind != "random" {
+				t.Errorf("%s %s: %+v", term, key, x)
+			}
+		}
+		if x := r["n20_same_doc"]; x.Kind != "same_doc" || x.N != 20 {
+			t.Errorf("%s n20_same_doc: %+v", term, x)
+		}
+	}
+	if n := len(res.CtxCurve); n < 2 || res.CtxCurve[n-1].Step == 0 || res.CtxCurve[n-1].HeldOut == nil {
+		t.Fatalf("ctx learning curve %+v", res.CtxCurve)
+	}
 	// Same inputs and seed: identical weights.
 	model2 := filepath.Join(tmp, "model2")
 	args[1] = "--output=" + model2
@@ -351,7 +380,7 @@ func TestTrainTiny(t *testing.T) {
 		c, _ := os.ReadFile(filepath.Join(model2, name))
 		return len(a) > 0 && bytes.Equal(a, c)
 	}
-	if !same("disc.safetensors") || !same("gen.safetensors") {
+	if !same("disc.safetensors") || !same("gen.safetensors") || !same("ctx.safetensors") {
 		t.Fatal("training is not deterministic under a fixed seed")
 	}
 	// Resuming from the checkpoints taken after step 20 reproduces the

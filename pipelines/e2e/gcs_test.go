@@ -39,9 +39,10 @@ func TestHarvestOnGCS(t *testing.T) {
 	if err := json.Unmarshal(meta, &m); err != nil || m.NumShards != 2 || m.Corpus.Count == 0 {
 		t.Fatalf("index metadata %s: %v", meta, err)
 	}
-	run(t, "train", "--input="+b+"/input/c.jsonl.gz", "--output="+b+"/model", "--preset=tiny", "--vocab_size=400",
-		"--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100")
-	for _, f := range []string{"tokenizer.json", "disc.safetensors", "gen.safetensors", "train-results.json"} {
+	run(t, "train", "--input="+b+"/input/c.jsonl.gz", "--output="+b+"/model", "--preset=tiny", "--models=ctx,disc,gen",
+		"--vocab_size=400", "--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100",
+		"--ctx_batch=32", "--rank_tasks=20")
+	for _, f := range []string{"ctx.safetensors", "tokenizer.json", "disc.safetensors", "gen.safetensors", "train-results.json"} {
 		if ok, err := remote.Exists(ctx, b+"/model/"+f); err != nil || !ok {
 			t.Fatalf("model file %s not in the bucket: %v", f, err)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
 // harvestFixture indexes and trains tiny models on a generated corpus.
@@ -24,8 +27,8 @@ func harvestFixture(t *testing.T) (corpusOut, model string) {
 	corpusOut = filepath.Join(tmp, "corpus")
 	run(t, "index", "--input="+path, "--output="+corpusOut, "--shards=2")
 	model = filepath.Join(tmp, "model")
-	run(t, "train", "--input="+path, "--output="+model, "--preset=tiny", "--vocab_size=400",
-		"--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100")
+	run(t, "train", "--input="+path, "--output="+model, "--preset=tiny", "--models=ctx,disc,gen", "--vocab_size=400",
+		"--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100", "--ctx_batch=32", "--rank_tasks=20")
 	return corpusOut, model
 }
 
@@ -61,14 +64,17 @@ func TestEvaluate(t *testing.T) {
 	out := filepath.Join(tmp, "eval")
 	stdout := run(t, "evaluate", "--sts="+sts, "--index="+corpusOut+"/index", "--chunks="+corpusOut+"/chunks/*.parquet",
 		"--model="+model, "--output="+out, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6", "--pairs=10",
-		"--variants=origin,no_disc,random_contexts,set_10,signal_20,lambda=0:1:0:0")
+		"--variants=origin,paper,no_disc,random_contexts,set_10,signal_20,lambda(to_s:1),rerank_by(disc)")
 	var res struct {
 		Pairs   int `json:"pairs"`
 		Results []struct {
-			Name     string  `json:"name"`
-			Spearman float64 `json:"spearman_x100"`
-			Pairs    int     `json:"pairs"`
-			Evals    float64 `json:"gen_evals_per_pair"`
+			Name     string   `json:"name"`
+			Spearman float64  `json:"spearman_x100"`
+			Eq4      *float64 `json:"eq4_spearman_x100"`
+			Labeler  string   `json:"labeler"`
+			Pairs    int      `json:"pairs"`
+			Evals    float64  `json:"gen_evals_per_pair"`
+			CtxPairs float64  `json:"ctx_pairs_per_pair"`
 		} `json:"results"`
 	}
 	b, err := os.ReadFile(out + "/results.json")
@@ -82,19 +88,28 @@ func TestEvaluate(t *testing.T) {
 			t.Fatalf("result %+v", r)
 		}
 	}
-	if want := "[tfidf mean_word_vectors origin no_disc random_contexts set_10 signal_20 lambda=0:1:0:0]"; fmt.Sprint(names) != want {
+	if want := "[tfidf tfidf_stem ctx_cosine mean_word_vectors origin paper no_disc random_contexts set_10 signal_20 lambda(to_s:1) rerank_by(disc)]"; fmt.Sprint(names) != want {
 		t.Fatalf("variants %v, want %s", names, want)
 	}
-	if res.Results[2].Evals <= 0 {
-		t.Fatal("origin reports no generative evaluations")
+	origin, paper := res.Results[4], res.Results[5]
+	if origin.Labeler != "hybrid" || origin.Eq4 == nil || origin.CtxPairs <= 0 || origin.Evals != 0 {
+		t.Fatalf("origin (the contrastive scorer, hybrid labeler): %+v", origin)
+	}
+	if paper.Labeler != "origin" || paper.Eq4 == nil || *paper.Eq4 != paper.Spearman || paper.Evals <= 0 {
+		t.Fatalf("paper (the four terms, Eq. 4 alone): %+v", paper)
 	}
 	tsv, _ := os.ReadFile(out + "/pairs.tsv")
-	if n := strings.Count(string(tsv), "\n"); n != 11 {
-		t.Fatalf("pairs.tsv has %d lines, want a header and 10 pairs", n)
+	lines = strings.Split(strings.TrimSuffix(string(tsv), "\n"), "\n")
+	if len(lines) != 11 {
+		t.Fatalf("pairs.tsv has %d lines, want a header and 10 pairs", len(lines))
+	}
+	if cols := strings.Split(lines[0], "\t"); len(cols) != 1+4+2*8+2 || cols[5] != "origin" || cols[6] != "origin:eq4" {
+		t.Fatalf("pairs.tsv header %q", lines[0])
 	}
 	if !strings.Contains(stdout, "Spearman x100") {
 		t.Fatalf("no table printed:\n%s", stdout)
 	}
+	checkReport(t, out+"/report.html", 3, "Origin (origin, Eq. 4 alone)", "TF-IDF cosine against the gold score")
 }
 
 // TestHarvest runs the harvest job end to end and checks its output, that
@@ -140,6 +155,11 @@ func TestHarvest(t *testing.T) {
 			p.ModelFingerprint == "" || p.IndexFingerprint == "" {
 			t.Fatalf("bad row %+v", p)
 		}
+		// The default labeler is the hybrid of Eq. 4 and the TF-IDF cosine.
+		if want := hv.Hybrid(float64(p.LabelContext), float64(p.LabelLexical)); math.Abs(float64(p.Label)-want) > 1e-6 ||
+			p.LabelLexical < 0 || p.LabelLexical > 1.0001 {
+			t.Fatalf("pair %s: label %v from Eq. 4 %v and TF-IDF %v", p.PairID, p.Label, p.LabelContext, p.LabelLexical)
+		}
 		a, b := setOf[p.SentenceID1], setOf[p.SentenceID2]
 		if a.Text != p.Sentence1 || b.Text != p.Sentence2 {
 			t.Fatalf("pair %s: sentences do not match their context sets", p.PairID)
@@ -159,24 +179,32 @@ func TestHarvest(t *testing.T) {
 	if strata["random"] == 0 || strata["near"] == 0 {
 		t.Fatalf("strata %v", strata)
 	}
-	var sum struct {
-		Labeled   int64            `json:"pairs_labeled"`
-		ByStratum map[string]int64 `json:"pairs_by_stratum"`
-		Hist      map[string]int64 `json:"label_histogram"`
-		GenPair   float64          `json:"gen_evals_per_pair"`
-	}
+	var sum harvest.Summary
 	b, err := os.ReadFile(outA + "/summary.json")
 	if err != nil || json.Unmarshal(b, &sum) != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
 	var histTotal int64
-	for _, n := range sum.Hist {
-		histTotal += n
+	for i, bin := range sum.LabelHistogram {
+		histTotal += bin.Pairs
+		if i > 0 && bin.Lo != sum.LabelHistogram[i-1].Hi {
+			t.Fatalf("histogram bins out of order: %+v", sum.LabelHistogram)
+		}
 	}
-	if sum.Labeled != int64(len(pairs)) || histTotal != sum.Labeled || sum.GenPair <= 0 {
-		t.Fatalf("summary: %d labeled, histogram total %d, %g evaluations per pair; %d rows",
-			sum.Labeled, histTotal, sum.GenPair, len(pairs))
+	if len(sum.LabelHistogram) != 20 || sum.LabelHistogram[0].Lo != -1 || sum.LabelHistogram[19].Hi != 1 {
+		t.Fatalf("histogram bins %+v", sum.LabelHistogram)
 	}
+	if sum.Labeled != int64(len(pairs)) || histTotal != sum.Labeled || sum.CtxPairs["context_sets"] <= 0 ||
+		sum.CPUSecondsPerPair <= 0 || sum.CoreHours100M <= 0 {
+		t.Fatalf("summary: %d labeled, histogram total %d, ctx pairs %v, %g CPU s per pair; %d rows",
+			sum.Labeled, histTotal, sum.CtxPairs, sum.CPUSecondsPerPair, len(pairs))
+	}
+
+	if !strings.Contains(stdout, "report in "+outA+"/report.html") {
+		t.Fatalf("harvest did not print its report's path:\n%s", stdout)
+	}
+	checkReport(t, outA+"/report.html", 4, "Label histogram per stratum", "Pairs across the label range",
+		"c_{i-1} (left)", "projection to 100M labeled pairs")
 
 	// Same inputs: identical rows.
 	outB := filepath.Join(t.TempDir(), "b")

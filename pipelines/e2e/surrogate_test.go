@@ -266,7 +266,7 @@ func TestSurrogate(t *testing.T) {
 	evalOut := filepath.Join(tmp, "eval")
 	run(t, "evaluate", "--sts="+sts, "--index="+corpusOut+"/index", "--chunks="+corpusOut+"/chunks/*.parquet",
 		"--model="+model, "--output="+evalOut, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6",
-		"--pairs=8", "--variants=origin,lambda=0:1:0:0")
+		"--pairs=8", "--variants=origin,lambda(to_s:1)")
 	out4 := filepath.Join(tmp, "surrogate4")
 	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out4, "--objective=l2,multisim",
 		"--epochs=1", "--lr=0.01", "--max_pairs=3,5,0,100000", "--sts="+sts, "--sts_pairs=8", "--origin="+evalOut,
@@ -282,13 +282,13 @@ func TestSurrogate(t *testing.T) {
 		if r.Spearman100 == nil {
 			t.Errorf("%s: no Spearman", r.Name)
 		}
-		if r.Kind == "origin" && (r.Source != evalOut || r.EvalRank != nil) {
+		if (r.Kind == "origin" || r.Kind == "hybrid") && (r.Source != evalOut || r.EvalRank != nil) {
 			t.Errorf("%s: source %q, EvalRank %+v", r.Name, r.Source, r.EvalRank)
 		}
 	}
 	n := fmt.Sprint(nTrain)
-	if want := []string{"l2-3", "multisim-3", "l2-5", "multisim-5", "l2-" + n, "multisim-" + n, "origin", "origin:lambda=0:1:0:0",
-		"tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"l2-3", "multisim-3", "l2-5", "multisim-5", "l2-" + n, "multisim-" + n, "origin", "hybrid",
+		"origin:lambda(to_s:1)", "hybrid:lambda(to_s:1)", "tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("results %v, want %v", names, want)
 	}
 	for _, obj := range []string{"l2", "multisim"} {
@@ -297,6 +297,7 @@ func TestSurrogate(t *testing.T) {
 			t.Errorf("%s learning curve %+v", obj, lc)
 		}
 	}
+	checkReport(t, out4+"/report.html", 2, "Learning curves: STS Spearman", "EvalRank MRR per objective")
 	if !strings.Contains(stdout, "learning curve") {
 		t.Errorf("no learning curve printed:\n%s", stdout)
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
@@ -45,7 +45,10 @@ Writes under --output:
   pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
   context_sets/   schemas.ContextSet, for audit
   dead_letters/   sentences without contexts, pairs without context sets
-  summary.json    counts, label histogram, time and model calls per stage`
+  summary.json    counts, label histogram, time and model calls per stage,
+                  CPU seconds per labeled pair and the projection to 100M
+  report.html     the labels, their parts and strata, context sets with
+                  their text, and the cost, for a person to read`
 
 var (
 	corpusDir  = flag.String("corpus", "", "Output directory of the index job: sets --index, --chunks and --sentences.")
@@ -54,13 +57,7 @@ var (
 	sentences  = flag.String("sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
 	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
 	output     = flag.String("output", "", "Output directory (required).")
-	preset     = flag.String("preset", "paper", "Settings preset: paper (20,000 chunks, R 1,000, |C_s| 500), small or demo.")
-	topK       = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
-	rerank     = flag.Int("rerank", 0, "Override: contexts kept by the coherence model (R).")
-	setSize    = flag.Int("set_size", 0, "Override: |C_s|.")
-	lambda     = flag.String("lambda", "", "Override: Eq. 3 weights disc,to_s,to_left,to_right (0 switches a term off).")
-	noDiv      = flag.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints.")
-	similarity = flag.String("similarity", "", "Override: Eq. 4 similarity, cosine or pearson.")
+	method     = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
 	quota      = flag.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum.")
@@ -82,7 +79,7 @@ func main() {
 	if *indexDir == "" || *chunks == "" || *sentences == "" {
 		jobrun.Fail(fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences"))
 	}
-	st, err := settings()
+	st, err := method.Settings()
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -103,12 +100,15 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
+	if err := models.Check(st); err != nil {
+		jobrun.Fail(err)
+	}
 	absIndex, absModel := absGlob(*indexDir), absGlob(*model)
 	cfg := harvest.Config{Paths: harvest.Paths{Chunks: absGlob(*chunks), Models: absModel, Index: absIndex},
 		Settings: st, Seed: *seed, BLAS: *blas}
 	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP}
 
-	start := time.Now()
+	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
 	sents := parquetio.Read(s, absGlob(*sentences), reflect.TypeOf(schemas.Sentence{}))
 	sents = ingest.Sample(s, *sample, harvest.FilterSentences(s, *minWords, sents))
@@ -129,15 +129,21 @@ func main() {
 	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "harvest", "retrieve", "parquetio")
-	sum := summarize(c, st, pc, models.Fingerprint, indexFP, time.Since(start))
+	sum := harvest.Summarize(c, st, pc, models.Fingerprint, indexFP, jobrun.RunnerName(),
+		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
 	b, _ := json.MarshalIndent(sum, "", "  ")
 	if err := remote.WriteFile(ctx, remote.Join(*output, "summary.json"), append(b, '\n')); err != nil {
 		jobrun.Fail(err)
 	}
-	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.0f generative evaluations per pair\n",
-		sum.Labeled, strings.Join(strataLine(sum), ", "), time.Since(start).Round(time.Second), sum.GenEvalsPerPair)
+	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.3f CPU seconds and %.0f generative evaluations per pair\n",
+		sum.Labeled, sum.StrataLine(), time.Since(start).Round(time.Second), sum.CPUSecondsPerPair, sum.GenEvalsPerPair)
 	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
 		*output, *output, *output)
+	reportPath, err := jobrun.WriteHarvestReport(ctx, "ctxsim harvest: "+*output, *output, *chunks, b, nil)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	fmt.Printf("harvest: report in %s\n", reportPath)
 	if *show > 0 && !remote.IsRemote(*output) {
 		if err := printPairs(*output+"/pairs", *show); err != nil {
 			jobrun.Fail(err)
@@ -145,79 +151,8 @@ func main() {
 	}
 }
 
-func settings() (hv.Settings, error) {
-	st, err := hv.Preset(*preset)
-	if err != nil {
-		return st, err
-	}
-	return hv.Overrides{TopK: *topK, Rerank: *rerank, SetSize: *setSize, Lambda: *lambda,
-		NoDiversity: *noDiv, Similarity: *similarity}.Apply(st)
-}
-
-// summary is written to summary.json.
-type summary struct {
-	Settings         hv.Settings        `json:"settings"`
-	Pairs            harvest.PairConfig `json:"pair_sampler"`
-	ModelFingerprint string             `json:"model_fingerprint"`
-	IndexFingerprint string             `json:"index_fingerprint"`
-	Runner           string             `json:"runner"`
-	Seconds          float64            `json:"seconds"`
-	SentencesKept    int64              `json:"sentences_kept"`
-	SentencesShort   int64              `json:"sentences_too_short"`
-	Queries          int64              `json:"sentences_retrieved"`
-	ContextSets      int64              `json:"context_sets"`
-	ContextSetsEmpty int64              `json:"context_sets_empty"`
-	MeanSetSize      float64            `json:"mean_set_size"`
-	Labeled          int64              `json:"pairs_labeled"`
-	ByStratum        map[string]int64   `json:"pairs_by_stratum"`
-	LabelHistogram   map[string]int64   `json:"label_histogram"`
-	StageSeconds     map[string]float64 `json:"stage_seconds"`
-	GenEvals         map[string]int64   `json:"gen_evals"`
-	GenEvalsPerPair  float64            `json:"gen_evals_per_pair"`
-	Counters         jobrun.Counters    `json:"counters"`
-}
-
-func summarize(c jobrun.Counters, st hv.Settings, pc harvest.PairConfig, modelFP, indexFP string, d time.Duration) summary {
-	s := summary{Settings: st, Pairs: pc, ModelFingerprint: modelFP, IndexFingerprint: indexFP,
-		Runner: jobrun.RunnerName(), Seconds: d.Seconds(),
-		SentencesKept: c["harvest/sentences_kept"], SentencesShort: c["harvest/sentences_too_short"],
-		Queries: c["retrieve/queries"], ContextSets: c["harvest/context_sets"],
-		ContextSetsEmpty: c["harvest/context_sets_empty"], Labeled: c["harvest/pairs_labeled"],
-		ByStratum: map[string]int64{}, LabelHistogram: map[string]int64{},
-		StageSeconds: map[string]float64{
-			"context_sets": float64(c["harvest/stage_ms_context_sets"]) / 1000,
-			"labels":       float64(c["harvest/stage_ms_labels"]) / 1000,
-		},
-		GenEvals: map[string]int64{
-			"context_sets": c["harvest/gen_evals_context_sets"],
-			"labels":       c["harvest/gen_evals_labels"],
-		},
-		Counters: c,
-	}
-	if s.ContextSets > 0 {
-		s.MeanSetSize = float64(c["harvest/selected_contexts"]) / float64(s.ContextSets)
-	}
-	for _, name := range harvest.Strata {
-		s.ByStratum[name] = c["harvest/pairs_"+name]
-	}
-	for i := range 20 {
-		s.LabelHistogram[harvest.HistBin(i)] = c["harvest_label_hist/"+harvest.HistBin(i)]
-	}
-	if s.Labeled > 0 {
-		s.GenEvalsPerPair = float64(s.GenEvals["context_sets"]+s.GenEvals["labels"]) / float64(s.Labeled)
-	}
-	return s
-}
-
-func strataLine(s summary) []string {
-	var out []string
-	for _, name := range harvest.Strata {
-		out = append(out, fmt.Sprintf("%s %d", name, s.ByStratum[name]))
-	}
-	return out
-}
-
-// printPairs prints n labeled pairs spread over the range of labels.
+// printPairs prints n labeled pairs spread over the range of labels: the
+// highest, the lowest, and the quantiles between (with 5, the quartiles).
 func printPairs(dir string, n int) error {
 	ps, err := jobrun.ReadTable[schemas.LabeledPair](context.Background(), dir)
 	if err != nil {
@@ -233,14 +168,17 @@ func printPairs(dir string, n int) error {
 		}
 		return ps[i].PairID < ps[j].PairID
 	})
-	fmt.Printf("\n%d labeled pairs; %d examples from highest to lowest label:\n", len(ps), min(n, len(ps)))
-	for k := range min(n, len(ps)) {
+	n = min(n, len(ps))
+	fmt.Printf("\n%d labeled pairs; %d examples from the highest label to the lowest (quantiles of the label):\n", len(ps), n)
+	for k := range n {
 		i := 0
 		if n > 1 {
 			i = k * (len(ps) - 1) / (n - 1)
 		}
 		p := ps[i]
-		fmt.Printf("\n  label %.4f  (%s, %s, |C| = %d)\n    1: %s\n    2: %s\n", p.Label, p.Stratum, p.Split,
+		q := 100 * (1 - float64(i)/float64(max(len(ps)-1, 1)))
+		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
+			p.Label, q, p.LabelContext, p.LabelLexical, p.Stratum, p.Split,
 			p.NumContexts, clip(p.Sentence1, 200), clip(p.Sentence2, 200))
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/report"
+	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
@@ -44,7 +46,8 @@ that <root>/CURRENT.json points at, and writes <root>/versions/vNNNNNN/:
   corpus/index/                             the previous index, updated:
                                             chunks of removed or changed
                                             documents deleted, new ones added
-  harvest/{pairs,context_sets,dead_letters}/ and harvest/summary.json
+  harvest/{pairs,context_sets,dead_letters}/, harvest/summary.json and
+                                            harvest/report.html
   MANIFEST.json                             what the version holds
 then rewrites CURRENT.json to point at it (the commit: readers never see a
 partial version) and removes versions beyond --keep_versions.
@@ -62,10 +65,7 @@ var (
 	input      = flag.String("input", "", "Comma-separated corpus file globs, local or gs:// (required).")
 	root       = flag.String("root", "", "Root of the versioned output, local or gs:// (required).")
 	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
-	preset     = flag.String("preset", "paper", "Settings preset: paper, small or demo.")
-	topK       = flag.Int("top_k", 0, "Override: chunks retrieved per sentence.")
-	rerank     = flag.Int("rerank", 0, "Override: contexts kept by the coherence model (R).")
-	setSize    = flag.Int("set_size", 0, "Override: |C_s|.")
+	method     = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
 	quota      = flag.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum.")
@@ -122,11 +122,8 @@ func refresh(ctx context.Context) error {
 	}
 	start := time.Now()
 	rootDir := absPath(*root)
-	st, err := hv.Preset(*preset)
+	st, err := method.Settings()
 	if err != nil {
-		return err
-	}
-	if st, err = (hv.Overrides{TopK: *topK, Rerank: *rerank, SetSize: *setSize}).Apply(st); err != nil {
 		return err
 	}
 	q, err := harvest.ParseQuota(*quota)
@@ -137,6 +134,9 @@ func refresh(ctx context.Context) error {
 	pc.Seed, pc.Quota, pc.Neighbours = *seed, q, *neighbours
 	models, err := harvest.LoadModels(ctx, *model)
 	if err != nil {
+		return err
+	}
+	if err := models.Check(st); err != nil {
 		return err
 	}
 	copts := corpus.Defaults()
@@ -241,6 +241,7 @@ func refresh(ctx context.Context) error {
 		m.Version, m.Chunks, m.ChunksAdded, m.ChunksRemoved, c2["refresh/context_sets_reused"], c2["harvest/context_sets"],
 		c2["refresh/labels_copied"], c2["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
 	fmt.Printf("refresh: pairs in %s/pairs\n", harvestDir)
+	fmt.Printf("refresh: report in %s\n", remote.Join(harvestDir, "report.html"))
 	return expire(ctx, rootDir, m.Version)
 }
 
@@ -254,6 +255,7 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 		Models: absPath(*model), Index: idx}, Settings: st, Seed: *seed, BLAS: *blas}
 	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: m.ModelFingerprint, IndexFingerprint: m.IndexFingerprint}
 
+	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
 	sents := parquetio.Read(s, remote.Join(corpusDir, "sentences/*.parquet"), reflect.TypeOf(schemas.Sentence{}))
 	sents = ingest.Sample(s, *sample, harvest.FilterSentences(s, *minWords, sents))
@@ -297,16 +299,22 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 	if err != nil {
 		return nil, err
 	}
-	sum := map[string]any{
-		"version": m.Version, "settings": st, "pair_sampler": pc, "runner": jobrun.RunnerName(),
-		"context_sets_reused": c["refresh/context_sets_reused"], "context_sets_computed": c["harvest/context_sets"],
-		"labels_copied": c["refresh/labels_copied"], "pairs_labeled": c["harvest/pairs_labeled"],
-		"pairs":     c["refresh/labels_copied"] + c["harvest/pairs_labeled"],
-		"gen_evals": c["harvest/gen_evals_context_sets"] + c["harvest/gen_evals_labels"],
-		"counters":  c,
-	}
+	sum := harvest.Summarize(c, st, pc, m.ModelFingerprint, m.IndexFingerprint, jobrun.RunnerName(),
+		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
+	sum.Version = m.Version
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	return c, remote.WriteFile(ctx, remote.Join(outDir, "summary.json"), append(b, '\n'))
+	if err := remote.WriteFile(ctx, remote.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	var reuse *report.ReuseInput
+	if m.Parent != "" {
+		reuse = &report.ReuseInput{Parent: m.Parent, ChunksAdded: m.ChunksAdded, ChunksRemoved: m.ChunksRemoved,
+			SetsReused: sum.SetsReused, SetsComputed: sum.ContextSets, LabelsCopied: sum.Copied,
+			PairsLabeled: sum.Labeled, StageSeconds: m.Seconds}
+	}
+	title := fmt.Sprintf("ctxsim refresh %s: %s", m.Version, outDir)
+	_, err = jobrun.WriteHarvestReport(ctx, title, outDir, remote.Join(corpusDir, "chunks/*.parquet"), b, reuse)
+	return c, err
 }
 
 // updateIndex writes the version's index: a copy of the parent's with the

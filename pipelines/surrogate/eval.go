@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/lexical"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
@@ -28,8 +29,8 @@ type evalData struct {
 	ids   [][]int
 	gold  []surrogate.GoldPair
 	idf   idfInfo
-	tfidf *sts.TFIDF
-	tf    []sts.Vector
+	tfidf *lexical.TFIDF
+	tf    []lexical.Vector
 }
 
 func loadEval(ctx context.Context, path string, n int, chunks string, tok *tokenizer.Tokenizer) (*evalData, error) {
@@ -53,14 +54,14 @@ func loadEval(ctx context.Context, path string, n int, chunks string, tok *token
 		ev.gold = append(ev.gold, surrogate.GoldPair{A: at(p.S1), B: at(p.S2), Score: p.Gold})
 	}
 	ev.ids = surrogate.IDs[int](tok.EncodeBatch(ev.sents))
-	var tf *sts.TFIDF
+	var tf *lexical.TFIDF
 	if chunks != "" {
 		if tf, err = chunkDF(ctx, chunks); err != nil {
 			return nil, err
 		}
 		ev.idf = idfInfo{Source: "chunks", Documents: int(tf.N), Chunks: chunks}
 	} else {
-		tf = &sts.TFIDF{}
+		tf = &lexical.TFIDF{}
 		for _, s := range ev.sents {
 			tf.AddDocument(s)
 		}
@@ -186,8 +187,8 @@ func rate(sents, tokens, reps int, el time.Duration) *throughput {
 
 // chunkDF counts, over the chunks of the tables matching globs (each
 // chunk ID once), the chunks each word occurs in.
-func chunkDF(ctx context.Context, globs string) (*sts.TFIDF, error) {
-	tf := &sts.TFIDF{}
+func chunkDF(ctx context.Context, globs string) (*lexical.TFIDF, error) {
+	tf := &lexical.TFIDF{}
 	seen := map[string]bool{}
 	for _, g := range jobrun.SplitList(globs) {
 		files, err := parquetio.Glob(ctx, g)
@@ -242,6 +243,8 @@ type originResults struct {
 	Results          []struct {
 		Name            string         `json:"name"`
 		Spearman100     *float64       `json:"spearman_x100"`
+		Eq4Spearman100  *float64       `json:"eq4_spearman_x100"`
+		Labeler         string         `json:"labeler"`
 		GenEvalsPerPair *float64       `json:"gen_evals_per_pair"`
 		Settings        map[string]any `json:"settings"`
 	} `json:"results"`
@@ -270,31 +273,43 @@ func readOrigin(ctx context.Context, dirs []string, ev *evalData) ([]result, err
 				"(use the same STS file, and --sts_pairs as its --pairs): %w", dir, or.Pairs, or.STS, len(ev.pairs), err)
 		}
 		for _, v := range or.Results {
-			if v.Name == "tfidf" || v.Name == "mean_word_vectors" {
-				continue // computed here, on the same pairs
+			if v.Eq4Spearman100 == nil {
+				continue // a baseline: computed here, on the same pairs
 			}
-			name := "origin"
-			if v.Name != "origin" {
-				name = "origin:" + v.Name
+			// Each variant gives its Origin row (Eq. 4 alone) and, under
+			// the hybrid labeler, a hybrid row.
+			rows := []struct {
+				kind string
+				sp   float64
+			}{{"origin", *v.Eq4Spearman100}}
+			if v.Labeler == "hybrid" && v.Spearman100 != nil {
+				rows = append(rows, struct {
+					kind string
+					sp   float64
+				}{"hybrid", *v.Spearman100})
 			}
-			if len(dirs) > 1 {
-				name = filepath.Base(strings.TrimRight(dir, "/")) + "/" + name
-			}
-			r := result{Name: name, Kind: "origin", Source: dir, STSPairs: or.Pairs,
-				Note: fmt.Sprintf("bin/evaluate variant %s, preset %s, models %s, index %s", v.Name, or.Preset,
-					or.ModelFingerprint, or.IndexFingerprint)}
-			if v.Spearman100 != nil {
-				sp := num(*v.Spearman100)
+			for _, row := range rows {
+				name := row.kind
+				if v.Name != "origin" {
+					name += ":" + v.Name
+				}
+				if len(dirs) > 1 {
+					name = filepath.Base(strings.TrimRight(dir, "/")) + "/" + name
+				}
+				r := result{Name: name, Kind: row.kind, Source: dir, STSPairs: or.Pairs,
+					Note: fmt.Sprintf("bin/evaluate variant %s, preset %s, models %s, index %s", v.Name, or.Preset,
+						or.ModelFingerprint, or.IndexFingerprint)}
+				sp := num(row.sp)
 				r.Spearman100 = &sp
+				if v.GenEvalsPerPair != nil {
+					g := num(*v.GenEvalsPerPair)
+					r.GenEvalsPerPair = &g
+				}
+				if sim, ok := v.Settings["similarity"].(string); ok {
+					r.Similarity = sim
+				}
+				out = append(out, r)
 			}
-			if v.GenEvalsPerPair != nil {
-				g := num(*v.GenEvalsPerPair)
-				r.GenEvalsPerPair = &g
-			}
-			if sim, ok := v.Settings["similarity"].(string); ok {
-				r.Similarity = sim
-			}
-			out = append(out, r)
 		}
 	}
 	return out, nil

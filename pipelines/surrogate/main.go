@@ -170,7 +170,7 @@ type throughput struct {
 // result is one row of the table.
 type result struct {
 	Name      string                     `json:"name"`
-	Kind      string                     `json:"kind"` // "surrogate" or "baseline"
+	Kind      string                     `json:"kind"` // "surrogate", "baseline", "origin" or "hybrid"
 	Objective *surrogate.ObjectiveConfig `json:"objective,omitempty"`
 	Dir       string                     `json:"dir,omitempty"`
 	// Spearman100 is the Spearman correlation ×100 of cosine with the STS
@@ -467,7 +467,7 @@ func main() {
 		out.Results = append(out.Results, u)
 	}
 
-	report(os.Stdout, out.Results)
+	printTable(os.Stdout, out.Results)
 	if len(plan) > 1 {
 		reportCurve(os.Stdout, objs, plan, out.LearningCurve)
 	}
@@ -479,12 +479,20 @@ func main() {
 	if err := os.WriteFile(filepath.Join(work, "results.json"), append(b, '\n'), 0o644); err != nil {
 		jobrun.Fail(err)
 	}
+	rep, err := htmlReport("ctxsim surrogates: "+dest, &out, objs, plan)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "report.html"), rep.HTML(), 0o644); err != nil {
+		jobrun.Fail(err)
+	}
 	if dest != work {
 		if err := remote.Upload(ctx, work, dest); err != nil {
 			jobrun.Fail(err)
 		}
 	}
 	fmt.Printf("surrogate: done in %s; models and results.json in %s\n", time.Since(start).Round(time.Millisecond), dest)
+	fmt.Printf("surrogate: report in %s\n", remote.Join(dest, "report.html"))
 }
 
 // parseObjectives returns the configurations of the named objectives, with

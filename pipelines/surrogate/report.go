@@ -7,10 +7,11 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 
-func report(w io.Writer, rs []result) {
+func printTable(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "encoder\tSpearman x100\tMRR\tHits@1\tHits@3\ttrain pairs\ttrain s\tdev Spearman\tsentences/s/core")
 	f := func(x *num, format string) string {
@@ -66,4 +67,75 @@ func reportCurve(w io.Writer, objs []surrogate.ObjectiveConfig, plan []int, lc m
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+}
+
+// htmlReport builds report.html: the table of encoders and baselines, and
+// the learning curves (STS Spearman and EvalRank MRR against training
+// pairs) per objective with the baselines as horizontal lines.
+func htmlReport(title string, out *results, objs []surrogate.ObjectiveConfig, plan []int) (*report.Report, error) {
+	r := report.New(title)
+	r.Text("Training pairs: %d (of %d read from %v, %d duplicates dropped); STS file: %s, %d pairs.", out.TrainPairs,
+		out.PairsRead, out.Pairs, out.DuplicatesDropped, out.STS, out.STSPairs)
+	f := func(x *num, format string) string {
+		if x == nil || math.IsNaN(float64(*x)) || math.IsInf(float64(*x), 0) {
+			return "-"
+		}
+		return fmt.Sprintf(format, float64(*x))
+	}
+	var rows [][]string
+	for _, x := range out.Results {
+		var mrr *num
+		if x.EvalRank != nil {
+			mrr = &x.EvalRank.MRR
+		}
+		pairs := "-"
+		if x.Kind == "surrogate" {
+			pairs = strconv.Itoa(x.TrainPairs)
+		}
+		rows = append(rows, []string{x.Name, x.Kind, f(x.Spearman100, "%.2f"), f(mrr, "%.3f"), pairs, x.Note})
+	}
+	r.Table([]string{"encoder", "kind", "STS Spearman ×100", "EvalRank MRR", "training pairs", "note"}, rows)
+	if len(out.LearningCurve) == 0 || out.STS == "" {
+		return r, nil
+	}
+	var sp, mrr []report.Series
+	for _, oc := range objs {
+		s1, s2 := report.Series{Name: oc.Name}, report.Series{Name: oc.Name}
+		for _, p := range out.LearningCurve[oc.Name] {
+			if p.Spearman100 != nil {
+				s1.X, s1.Y = append(s1.X, float64(p.Pairs)), append(s1.Y, float64(*p.Spearman100))
+			}
+			if p.EvalRank != nil {
+				s2.X, s2.Y = append(s2.X, float64(p.Pairs)), append(s2.Y, float64(p.EvalRank.MRR))
+			}
+		}
+		sp, mrr = append(sp, s1), append(mrr, s2)
+	}
+	var spLevels, mrrLevels []report.Level
+	for _, x := range out.Results {
+		if x.Kind == "surrogate" {
+			continue
+		}
+		if x.Spearman100 != nil {
+			spLevels = append(spLevels, report.Level{Name: x.Name, Y: float64(*x.Spearman100)})
+		}
+		if x.EvalRank != nil {
+			mrrLevels = append(mrrLevels, report.Level{Name: x.Name, Y: float64(x.EvalRank.MRR)})
+		}
+	}
+	p, err := report.Curves("STS Spearman ×100 against training pairs", "training pairs (log scale)", "Spearman ×100", sp, spLevels, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Plot(p, 8, 5, "Learning curves: STS Spearman ×100 per objective; dashed lines are the baselines and the labels' own Spearman"); err != nil {
+		return nil, err
+	}
+	p, err = report.Curves("EvalRank MRR against training pairs", "training pairs (log scale)", "MRR", mrr, mrrLevels, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Plot(p, 8, 5, "Learning curves: EvalRank MRR per objective; dashed lines are the baselines"); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

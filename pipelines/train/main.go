@@ -1,7 +1,9 @@
-// Command train trains the contextual models on a corpus: the subword
-// tokenizer, the discriminative coherence model (Eq. 1) and the generative
-// infilling model (Eq. 2). It reports held-out metrics and learning curves,
-// and saves everything under --output.
+// Command train trains the contextual models on a corpus: the contrastive
+// context model, and the paper's discriminative coherence model (Eq. 1) and
+// generative infilling model (Eq. 2) with their subword tokenizer. It
+// reports held-out metrics and learning curves (with, for every scorer, how
+// well it finds a sentence's true context among others), and saves
+// everything under --output.
 //
 //	go run ./pipelines/train --input=corpus.jsonl.gz --output=out/model --preset=tiny
 package main
@@ -17,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +27,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/scoring/bundle"
+	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
@@ -33,15 +37,25 @@ import (
 )
 
 const usage = `
-train: corpus -> tokenizer + discriminative coherence model + generative
-infilling model.
+train: corpus -> contrastive context model (ctx), and the paper's coherence
+(disc) and infilling (gen) models with their tokenizer.
 
 Reads the corpus like the index job (JSONL or text, local or gs://), holds out
-a fraction of documents (by a hash of their IDs), trains a byte-level BPE
-tokenizer, the BiLSTM coherence model (Eq. 1) and the encoder-decoder
-infilling model (Eq. 2, one model for the three directions), and writes to
---output: tokenizer.json, disc.json + disc.safetensors, gen.json +
-gen.safetensors, train-results.json, and checkpoint/ (see --resume).`
+a fraction of documents (by a hash of their IDs), and trains the models named
+by --models:
+  ctx   the contrastive context model (the default labeler's scorer):
+        IDF-weighted word-embedding encoders of a sentence and of its
+        neighbours, trained to pick a sentence's own context among the
+        batch's (InfoNCE); writes ctx.json + ctx.safetensors
+  disc  the BiLSTM coherence model (Eq. 1); writes disc.*
+  gen   the encoder-decoder infilling model (Eq. 2, one model for the three
+        directions); writes gen.*
+disc and gen also train a byte-level BPE tokenizer (tokenizer.json). Every
+model is checked on held-out documents: the rank of a sentence's true
+context among 20 and 100 (random and same-document distractors), per term,
+beside its own loss. Writes train-results.json (or
+train-results-<model>.json for one model) and, for disc and gen,
+checkpoint/ (see --resume).`
 
 var (
 	input     = flag.String("input", "", "Comma-separated corpus file globs (required).")
@@ -61,7 +75,13 @@ var (
 	evalN     = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
 	ckptEvery = flag.Int("checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
 	resume    = flag.Bool("resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
-	models    = flag.String("models", "disc,gen", "Which models to train: disc, gen or both. Two jobs on the same --output can train them in parallel; the tokenizer is deterministic, so both write the same one.")
+	models    = flag.String("models", "ctx", "Which models to train, comma-separated: ctx, disc, gen. Jobs on the same --output can train them in parallel; the tokenizer is deterministic, so disc and gen jobs write the same one.")
+	rankTasks = flag.Int("rank_tasks", 500, "Held-out sentences per context-ranking test (the infilling model uses a tenth).")
+	threads   = flag.Int("threads", 0, "Threads the contrastive model trains with (0: one per CPU; the weights do not depend on it).")
+	ctxDim    = flag.Int("ctx_dim", 0, "Contrastive model: embedding width (0: preset default).")
+	ctxEpochs = flag.Float64("ctx_epochs", 0, "Contrastive model: epochs over the training slots (0: preset default).")
+	ctxBatch  = flag.Int("ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives (0: preset default).")
+	ctxLR     = flag.Float64("ctx_lr", 0, "Contrastive model: peak Adam learning rate (0: preset default).")
 	genDirs   = flag.String("gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
 )
 
@@ -79,6 +99,7 @@ type presetConfig struct {
 	vocab, embed, hidden, headHidden, steps int
 	gen                                     func(vocab int) gen.Config
 	genSteps                                int
+	ctx                                     func() contrast.Config
 }
 
 var presets = map[string]presetConfig{
@@ -86,9 +107,14 @@ var presets = map[string]presetConfig{
 		gen: func(v int) gen.Config {
 			return gen.Config{Vocab: v, Dim: 32, Heads: 2, FF: 64, EncLayers: 1, DecLayers: 1,
 				MaxSrc: 64, MaxTgt: 32, MaxSegments: 11}
+		},
+		ctx: func() contrast.Config {
+			c := contrast.DefaultConfig()
+			c.Dim, c.Batch, c.Vocab = 128, 256, 30000
+			return c
 		}},
 	"base": {vocab: 12000, embed: 256, hidden: 300, headHidden: 300, steps: 20000, genSteps: 20000,
-		gen: gen.DefaultConfig},
+		gen: gen.DefaultConfig, ctx: contrast.DefaultConfig},
 }
 
 // curvePoint is one learning-curve measurement.
@@ -101,15 +127,17 @@ type curvePoint struct {
 }
 
 type results struct {
-	Corpus    loadStats      `json:"corpus"`
-	Train     int            `json:"train_documents"`
-	HeldOut   int            `json:"held_out_documents"`
-	Tokenizer map[string]any `json:"tokenizer"`
-	Disc      map[string]any `json:"disc"`
-	Curve     []curvePoint   `json:"disc_curve"`
-	Gen       map[string]any `json:"gen"`
-	GenCurve  []curvePoint   `json:"gen_curve"`
-	Backend   string         `json:"blas_backend"`
+	Corpus    loadStats             `json:"corpus"`
+	Train     int                   `json:"train_documents"`
+	HeldOut   int                   `json:"held_out_documents"`
+	Tokenizer map[string]any        `json:"tokenizer"`
+	Disc      map[string]any        `json:"disc"`
+	Curve     []curvePoint          `json:"disc_curve"`
+	Gen       map[string]any        `json:"gen"`
+	GenCurve  []curvePoint          `json:"gen_curve"`
+	Ctx       map[string]any        `json:"ctx,omitempty"`
+	CtxCurve  []contrast.CurvePoint `json:"ctx_curve,omitempty"`
+	Backend   string                `json:"blas_backend"`
 }
 
 func main() {
@@ -154,45 +182,32 @@ func main() {
 		jobrun.Fail(fmt.Errorf("need documents both to train on and to hold out; got %d and %d", len(trainDocs), len(heldDocs)))
 	}
 	res := results{Corpus: st, Train: len(trainDocs), HeldOut: len(heldDocs), Backend: nn.Backend()}
-
-	// Tokenizer, trained on the training documents only.
-	t0 := time.Now()
-	tok, err := tokenizer.Train(sentences(trainDocs), tokenizer.TrainConfig{VocabSize: pc.vocab})
-	if err != nil {
-		jobrun.Fail(err)
-	}
-	if err := saveTokenizer(*output, tok); err != nil {
-		jobrun.Fail(err)
-	}
-	var words, toks int
-	for s := range sentences(heldDocs) {
-		words += len(splitWords(s))
-		toks += len(tok.Encode(s))
-	}
-	res.Tokenizer = map[string]any{"vocab_size": tok.VocabSize(), "fingerprint": tok.Fingerprint(),
-		"seconds": time.Since(t0).Seconds(), "held_out_tokens_per_word": float64(toks) / float64(max(words, 1))}
-	fmt.Printf("tokenizer: vocab %d, %.3f tokens/word on held-out text, %.1fs\n",
-		tok.VocabSize(), res.Tokenizer["held_out_tokens_per_word"], time.Since(t0).Seconds())
-
 	want := map[string]bool{}
 	for _, m := range jobrun.SplitList(*models) {
-		if m != "disc" && m != "gen" {
-			jobrun.Fail(fmt.Errorf("--models: unknown model %q (disc, gen)", m))
+		if m != "ctx" && m != "disc" && m != "gen" {
+			jobrun.Fail(fmt.Errorf("--models: unknown model %q (ctx, disc, gen)", m))
 		}
 		want[m] = true
 	}
 	if len(want) == 0 {
-		jobrun.Fail(fmt.Errorf("--models: name at least one of disc, gen"))
+		jobrun.Fail(fmt.Errorf("--models: name at least one of ctx, disc, gen"))
 	}
 	dirs, err := parseDirections(*genDirs)
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	if want["disc"] {
-		trainDisc(&res, pc, tok, trainDocs, heldDocs, cfg)
+	ranks := newRankSuite(heldDocs, *rankTasks, 2, int64(*seed)+7)
+	if want["ctx"] {
+		trainCtx(&res, pc, trainDocs, ranks)
 	}
-	if want["gen"] {
-		trainGen(&res, pc, tok, trainDocs, heldDocs, cfg, dirs)
+	if want["disc"] || want["gen"] {
+		tok := trainTokenizer(&res, pc, trainDocs, heldDocs)
+		if want["disc"] {
+			trainDisc(&res, pc, tok, trainDocs, heldDocs, cfg, ranks)
+		}
+		if want["gen"] {
+			trainGen(&res, pc, tok, trainDocs, heldDocs, cfg, dirs, ranks)
+		}
 	}
 	name := "train-results.json"
 	if len(want) == 1 {
@@ -210,9 +225,83 @@ func main() {
 	fmt.Printf("train: done in %s; models in %s\n", time.Since(start).Round(time.Second), dest)
 }
 
+// trainTokenizer trains the subword tokenizer on the training documents
+// and saves it.
+func trainTokenizer(res *results, pc presetConfig, trainDocs, heldDocs []examples.Doc) *tokenizer.Tokenizer {
+	t0 := time.Now()
+	tok, err := tokenizer.Train(sentences(trainDocs), tokenizer.TrainConfig{VocabSize: pc.vocab})
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if err := saveTokenizer(*output, tok); err != nil {
+		jobrun.Fail(err)
+	}
+	var words, toks int
+	for s := range sentences(heldDocs) {
+		words += len(splitWords(s))
+		toks += len(tok.Encode(s))
+	}
+	res.Tokenizer = map[string]any{"vocab_size": tok.VocabSize(), "fingerprint": tok.Fingerprint(),
+		"seconds": time.Since(t0).Seconds(), "held_out_tokens_per_word": float64(toks) / float64(max(words, 1))}
+	fmt.Printf("tokenizer: vocab %d, %.3f tokens/word on held-out text, %.1fs\n",
+		tok.VocabSize(), res.Tokenizer["held_out_tokens_per_word"], time.Since(t0).Seconds())
+	return tok
+}
+
+// trainCtx trains, evaluates and saves the contrastive context model.
+func trainCtx(res *results, pc presetConfig, trainDocs []examples.Doc, ranks *rankSuite) {
+	c := pc.ctx()
+	c.Seed = *seed
+	if *ctxDim > 0 {
+		c.Dim = *ctxDim
+	}
+	if *ctxEpochs > 0 {
+		c.Epochs = *ctxEpochs
+	}
+	if *ctxBatch > 0 {
+		c.Batch = *ctxBatch
+	}
+	if *ctxLR > 0 {
+		c.LR = *ctxLR
+	}
+	th := *threads
+	if th <= 0 {
+		th = runtime.NumCPU()
+	}
+	fmt.Printf("ctx: dim %d, vocabulary %d words (stems: %v) + %d buckets, batch %d, %.1f epochs, %d threads\n",
+		c.Dim, c.Vocab, c.Stem, c.Buckets, c.Batch, c.Epochs, th)
+	t0 := time.Now()
+	// The held-out check runs at a tenth of the tasks during training, in
+	// full at the end.
+	quick := max(1, *rankTasks/10)
+	m, curve, err := contrast.Train(c, trainDocs, contrast.TrainOptions{Threads: th, Every: 100,
+		Progress: func(p contrast.Progress) {
+			if p.Step%500 == 0 || p.Step == p.Steps {
+				fmt.Printf("ctx step %d/%d (%.0fs): train loss %.4f\n", p.Step, p.Steps, p.Elapsed.Seconds(), p.Loss)
+			}
+		},
+		Eval: func(m *contrast.Model) any {
+			r, line := ranks.run(quick, ctxRankScore(m))
+			fmt.Printf("ctx (%.1f min): held-out context ranking (%d tasks each): %s\n", time.Since(t0).Minutes(), quick, line)
+			return r
+		}})
+	if err != nil {
+		jobrun.Fail(fmt.Errorf("ctx: %w", err))
+	}
+	rank, line := ranks.run(0, ctxRankScore(m))
+	fmt.Printf("ctx: trained in %.1f min; held-out context ranking: %s\n", time.Since(t0).Minutes(), line)
+	res.Ctx = map[string]any{"config": c, "threads": th, "train_seconds": time.Since(t0).Seconds(),
+		"vocabulary_words": len(m.Vocab.Words), "context_ranking": map[string]any{"ctx": rank}}
+	res.CtxCurve = curve
+	if err := m.Save(*output, map[string]any{"seed": *seed, "context_ranking": rank,
+		"train_seconds": time.Since(t0).Seconds()}); err != nil {
+		jobrun.Fail(err)
+	}
+}
+
 // trainDisc trains, evaluates and saves the coherence model.
 func trainDisc(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.Doc,
-	cfg examples.Config) {
+	cfg examples.Config, ranks *rankSuite) {
 	hr := rand.New(rand.NewPCG(*seed, 2))
 	dcfg := disc.Config{Vocab: tok.VocabSize(), EmbedDim: pc.embed, Hidden: pc.hidden,
 		HeadHidden: pc.headHidden, Head: *head, MaxTokens: 64, Window: 2}
@@ -239,10 +328,13 @@ func trainDisc(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDoc
 	})
 	final := model.Evaluate(tok, evalEx, 256)
 	mrr, hits1 := model.Ranking(tok, evalEx, 20, *seed)
+	rank, line := ranks.run(0, discRankScore(model, tok))
 	res.Disc = map[string]any{"config": dcfg, "steps": pc.steps, "batch": *batchSize, "lr": *lr,
 		"train_seconds": time.Since(t0).Seconds(), "held_out": final,
-		"context_ranking_mrr_at_20": mrr, "context_ranking_hits1_at_20": hits1}
+		"context_ranking_mrr_at_20": mrr, "context_ranking_hits1_at_20": hits1,
+		"context_ranking": map[string]any{"disc": rank}}
 	fmt.Printf("disc: context ranking among 20 contexts: MRR %.3f, hits@1 %.3f\n", mrr, hits1)
+	fmt.Printf("disc: held-out context ranking: %s\n", line)
 	if err := model.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.steps,
 		"held_out": final, "context_ranking_mrr_at_20": mrr}); err != nil {
 		jobrun.Fail(err)
@@ -252,7 +344,7 @@ func trainDisc(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDoc
 // trainGen trains, evaluates and saves the infilling model on the given
 // directions.
 func trainGen(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.Doc,
-	cfg examples.Config, dirs []examples.Direction) {
+	cfg examples.Config, dirs []examples.Direction, ranks *rankSuite) {
 	hr := rand.New(rand.NewPCG(*seed, 3))
 	gcfg := pc.gen(tok.VocabSize())
 	gm, err := gen.New(gcfg, *seed)
@@ -285,8 +377,14 @@ func trainGen(res *results, pc presetConfig, tok *tokenizer.Tokenizer, trainDocs
 		},
 	})
 	gfinal := gm.Evaluate(tok, gEval, 64)
+	rank := map[string]any{}
+	for _, d := range dirs {
+		r, line := ranks.run(max(1, *rankTasks/10), genRankScore(gm, tok, d))
+		rank[d.String()] = r
+		fmt.Printf("gen %s: held-out context ranking: %s\n", d, line)
+	}
 	res.Gen = map[string]any{"config": gcfg, "steps": pc.genSteps, "batch": *batchSize, "lr": *genLR,
-		"train_seconds": time.Since(t0).Seconds(), "held_out": gfinal}
+		"train_seconds": time.Since(t0).Seconds(), "held_out": gfinal, "context_ranking": rank}
 	if err := gm.Save(*output, tok.Fingerprint(), map[string]any{"seed": *seed, "steps": pc.genSteps,
 		"directions": *genDirs, "held_out": gfinal}); err != nil {
 		jobrun.Fail(err)

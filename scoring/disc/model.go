@@ -366,3 +366,11 @@ func MeanVec(dst []float32, vecs [][]float32) {
 		dst[j] *= inv
 	}
 }
+
+// SubwordEmbeddings returns the subword embedding table (row-major, one
+// row per token ID) and its width. The table is the model's own: callers
+// must not change it.
+func (m *Model) SubwordEmbeddings() (table []float32, dim int) {
+	w := m.Emb.Weight.Value
+	return w.Data, w.Cols()
+}

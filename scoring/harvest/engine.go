@@ -8,38 +8,17 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/scoring/disc"
-	"github.com/ctxsim/ctxsim/scoring/examples"
-	"github.com/ctxsim/ctxsim/scoring/gen"
-	"github.com/ctxsim/ctxsim/scoring/tokenizer"
+	"github.com/ctxsim/ctxsim/scoring/lexical"
 )
 
-// Terms of Eq. 3, in the order of Settings.Lambda and Components.
-const (
-	TermDisc    = iota // log p(y=1 | c_<i, s, c_>i), Eq. 1
-	TermToS            // (1/|s|) log p(s | c_<i, c_>i)
-	TermToLeft         // (1/|c_<i|) log p(c_<i | s, c_>i)
-	TermToRight        // (1/|c_>i|) log p(c_>i | c_<i, s)
-	NumTerms
-)
+// MaxTerms bounds the number of terms an engine's scorers compute.
+const MaxTerms = 8
 
-// TermNames names the terms of Eq. 3 for flags and reports.
-var TermNames = [NumTerms]string{"disc", "to_s", "to_left", "to_right"}
-
-// Components are the four terms of Eq. 3 for one (sentence, context).
-type Components [NumTerms]float32
-
-// S is Eq. 3: the λ-weighted sum of the terms.
-func (c Components) S(lambda [NumTerms]float64) float32 {
-	var s float64
-	for k, l := range lambda {
-		s += l * float64(c[k])
-	}
-	return float32(s)
-}
+// Components are the terms of Eq. 3 for one (sentence, context), indexed as
+// the engine's Terms.
+type Components [MaxTerms]float32
 
 // Cand is a candidate context for a sentence: slot Slot of chunk ChunkID,
 // with the indices (in the Store) of the sentences left and right of it.
@@ -60,47 +39,107 @@ func contextKey(chunk string, slot int32) string {
 	return chunk + "#" + string(rune('0'+slot))
 }
 
-// Engine scores sentences against contexts of the corpus. It caches, per
-// stored sentence, its tokens and its coherence vector, and per (sentence,
-// context) the components of Eq. 3, so nothing is computed twice while the
-// cache has room. It is safe for concurrent use.
+// termRef locates an engine term: scorer s, its term k.
+type termRef struct{ s, k int }
+
+// Engine scores sentences against contexts of the corpus with its scorers,
+// one per model, and caches per (sentence, context) the terms of Eq. 3, so
+// nothing is computed twice while the cache has room. It is safe for
+// concurrent use.
 type Engine struct {
-	Tok   *tokenizer.Tokenizer
-	Disc  *disc.Model
-	Gen   *gen.Model
 	Store *Store
 	// Window is the most context sentences on each side of a slot.
 	Window int
 
+	scorers []Scorer
+	names   []string
+	refs    []termRef
+	index   map[string]int
+
 	mu    sync.Mutex
-	toks  [][]int32
-	vecs  [][]float32
 	cache map[string]cached
 	// CacheMax bounds the (sentence, context) cache; when full it is
 	// emptied. Zero means 4M entries.
 	CacheMax int
 	seed     maphash.Seed
 	stats    Stats
+
+	lexOnce [2]sync.Once
+	lex     [2]*lexical.TFIDF
 }
 
 type cached struct {
 	comp Components
-	have uint8 // bit k: term k is computed
+	have uint64 // bit k: term k is computed
 }
 
 // Stats counts the work an Engine did, or one call's share of it.
 type Stats struct {
-	SentencesEncoded int64 // corpus and query sentences through the BiLSTM
-	DiscPairs        int64 // (sentence, context) pairs through the head
+	SentencesEncoded int64 // sentences through an encoder (BiLSTM or context model)
+	DiscPairs        int64 // (sentence, context) pairs through the coherence head
 	GenEvals         int64 // sequence log-likelihoods computed
+	CtxPairs         int64 // (sentence, context) pairs scored by the context model
 	CacheHits        int64 // (sentence, context, term) found in the cache
 }
 
-// NewEngine returns an engine over the stored chunks.
-func NewEngine(tok *tokenizer.Tokenizer, dm *disc.Model, gm *gen.Model, st *Store) *Engine {
-	return &Engine{Tok: tok, Disc: dm, Gen: gm, Store: st, Window: dm.Cfg.Window,
-		toks: make([][]int32, st.Sentences()), vecs: make([][]float32, st.Sentences()),
+// NewEngine returns an engine over the stored chunks whose contexts hold up
+// to window sentences on each side, scoring with the given scorers. Two
+// scorers may not compute a term of the same name.
+func NewEngine(st *Store, window int, scorers ...Scorer) (*Engine, error) {
+	e := &Engine{Store: st, Window: window, scorers: scorers, index: map[string]int{},
 		cache: map[string]cached{}, seed: maphash.MakeSeed()}
+	for si, sc := range scorers {
+		for k, name := range sc.Terms() {
+			if _, dup := e.index[name]; dup {
+				return nil, fmt.Errorf("harvest: two scorers compute the term %q", name)
+			}
+			e.index[name] = len(e.names)
+			e.names = append(e.names, name)
+			e.refs = append(e.refs, termRef{si, k})
+		}
+	}
+	if len(e.names) > MaxTerms {
+		return nil, fmt.Errorf("harvest: %d terms, at most %d", len(e.names), MaxTerms)
+	}
+	return e, nil
+}
+
+// Terms names the terms the engine can compute, in the order of
+// Components.
+func (e *Engine) Terms() []string { return e.names }
+
+// Term returns the index of the named term, or false.
+func (e *Engine) Term(name string) (int, bool) {
+	k, ok := e.index[name]
+	return k, ok
+}
+
+// weights returns the λ of each engine term; terms the engine lacks are
+// ignored (Check reports them).
+func (e *Engine) weights(lambda map[string]float64) (w [MaxTerms]float64, want uint64) {
+	for name, l := range lambda {
+		if k, ok := e.index[name]; ok && l != 0 {
+			w[k] = l
+			want |= 1 << k
+		}
+	}
+	return w, want
+}
+
+// Check reports settings that name a term none of the engine's scorers
+// computes (its model was not loaded).
+func (e *Engine) Check(st Settings) error {
+	for _, name := range st.TermsUsed() {
+		if _, ok := e.index[name]; !ok {
+			have := "none"
+			if len(e.names) > 0 {
+				have = strings.Join(e.names, ", ")
+			}
+			return fmt.Errorf("harvest: the settings use the term %q, but no loaded model computes it (loaded terms: %s); "+
+				"train its model (bin/train --models) or change --lambda/--rerank_by", name, have)
+		}
+	}
+	return nil
 }
 
 // Stats returns the counts so far.
@@ -133,8 +172,17 @@ func (e *Engine) cand(id string, rank int32, c storedChunk, i int) Cand {
 		Left: c.sents[max(0, i-w):i], Right: c.sents[i+1 : min(len(c.sents), i+1+w)]}
 }
 
-// Resolve turns context references into candidates.
-func (e *Engine) Resolve(refs []schemas.ScoredContext) ([]Cand, error) {
+// Resolve turns context references, whose term values are named by terms,
+// into candidates. A term the engine does not know is an error.
+func (e *Engine) Resolve(refs []schemas.ScoredContext, terms []string) ([]Cand, error) {
+	idx := make([]int, len(terms))
+	for j, name := range terms {
+		k, ok := e.index[name]
+		if !ok {
+			return nil, fmt.Errorf("harvest: context set has the term %q, which no loaded model computes", name)
+		}
+		idx[j] = k
+	}
 	out := make([]Cand, len(refs))
 	for i, r := range refs {
 		c, ok := e.Store.chunk(r.ChunkID)
@@ -144,82 +192,26 @@ func (e *Engine) Resolve(refs []schemas.ScoredContext) ([]Cand, error) {
 		if r.Slot < 1 || int(r.Slot)+1 >= len(c.sents) {
 			return nil, fmt.Errorf("harvest: chunk %s has no context slot %d", r.ChunkID, r.Slot)
 		}
+		if len(r.Terms) != len(terms) {
+			return nil, fmt.Errorf("harvest: context %s#%d has %d term values for %d terms", r.ChunkID, r.Slot, len(r.Terms), len(terms))
+		}
 		out[i] = e.cand(r.ChunkID, int32(i), c, int(r.Slot))
-		out[i].S, out[i].Comp = r.Score, componentsOf(r)
+		out[i].S = r.Score
+		for j, k := range idx {
+			out[i].Comp[k] = r.Terms[j]
+		}
 	}
 	return out, nil
 }
 
-func componentsOf(r schemas.ScoredContext) Components {
-	return Components{r.Disc, r.ToS, r.ToLeft, r.ToRight}
-}
-
-// Ref is the record form of a scored candidate.
-func (c *Cand) Ref() schemas.ScoredContext {
-	return schemas.ScoredContext{ChunkID: c.ChunkID, Slot: c.Slot, Score: c.S,
-		Disc: c.Comp[TermDisc], ToS: c.Comp[TermToS], ToLeft: c.Comp[TermToLeft], ToRight: c.Comp[TermToRight]}
-}
-
-// tokens returns the token ids of stored sentences, tokenizing once.
-func (e *Engine) tokens(ks []int32) [][]int32 {
-	out := make([][]int32, len(ks))
-	var miss []int
-	e.mu.Lock()
-	for i, k := range ks {
-		if out[i] = e.toks[k]; out[i] == nil {
-			miss = append(miss, i)
-		}
+// Ref is the record form of a scored candidate, with the values of the
+// engine terms idx.
+func (c *Cand) Ref(idx []int) schemas.ScoredContext {
+	r := schemas.ScoredContext{ChunkID: c.ChunkID, Slot: c.Slot, Score: c.S, Terms: make([]float32, len(idx))}
+	for j, k := range idx {
+		r.Terms[j] = c.Comp[k]
 	}
-	e.mu.Unlock()
-	if len(miss) == 0 {
-		return out
-	}
-	for _, i := range miss {
-		out[i] = e.Tok.Encode(e.Store.Text(ks[i]))
-	}
-	e.mu.Lock()
-	for _, i := range miss {
-		e.toks[ks[i]] = out[i]
-	}
-	e.mu.Unlock()
-	return out
-}
-
-// vectors returns the coherence vectors of stored sentences, encoding the
-// missing ones in batches.
-func (e *Engine) vectors(ks []int32, work *Stats) [][]float32 {
-	out := make([][]float32, len(ks))
-	var miss []int32
-	seen := map[int32]bool{}
-	e.mu.Lock()
-	for i, k := range ks {
-		if out[i] = e.vecs[k]; out[i] == nil && !seen[k] {
-			seen[k] = true
-			miss = append(miss, k)
-		}
-	}
-	e.mu.Unlock()
-	if len(miss) == 0 {
-		return out
-	}
-	const batch = 256
-	for b := 0; b < len(miss); b += batch {
-		part := miss[b:min(b+batch, len(miss))]
-		vs := e.Disc.Encode(e.tokens(part))
-		e.mu.Lock()
-		for j, k := range part {
-			e.vecs[k] = vs[j]
-		}
-		e.stats.SentencesEncoded += int64(len(part))
-		e.mu.Unlock()
-		work.SentencesEncoded += int64(len(part))
-	}
-	e.mu.Lock()
-	for i, k := range ks {
-		out[i] = e.vecs[k]
-	}
-	e.mu.Unlock()
-	return out
+	return r
 }
 
 // cacheKey identifies (sentence, context) in the cache.
@@ -229,30 +221,65 @@ func (e *Engine) cacheKey(sHash uint64, c *Cand) string {
 	return string(b[:]) + c.Key()
 }
 
-// Score fills the components of Eq. 3 for sentence s and each candidate,
-// for the terms whose λ is not zero (the others are left at zero), taking
-// what it can from the cache and computing the rest in batches.
+// compute runs the scorers for the terms in need[i] of each candidate
+// (a bitmask over the engine's terms), writing them into Comp.
+func (e *Engine) compute(s string, cands []Cand, need []uint64, work *Stats) {
+	var out [][]float32
+	var want []uint64
+	for si, sc := range e.scorers {
+		nt := len(sc.Terms())
+		want = want[:0]
+		some := false
+		for i := range cands {
+			var w uint64
+			for k, ref := range e.refs {
+				if ref.s == si && need[i]&(1<<k) != 0 {
+					w |= 1 << ref.k
+				}
+			}
+			want = append(want, w)
+			some = some || w != 0
+		}
+		if !some {
+			continue
+		}
+		out = out[:0]
+		for range nt {
+			out = append(out, make([]float32, len(cands)))
+		}
+		sc.Score(s, cands, want, out, work)
+		for k, ref := range e.refs {
+			if ref.s != si {
+				continue
+			}
+			for i := range cands {
+				if need[i]&(1<<k) != 0 {
+					cands[i].Comp[k] = out[ref.k][i]
+				}
+			}
+		}
+	}
+}
+
+// Score fills the terms of Eq. 3 for sentence s and each candidate, for
+// the terms whose λ is not zero (the others are left as they are), taking
+// what it can from the cache and computing the rest, and sets S.
 //
 // It returns the work done by this call.
-func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
+func (e *Engine) Score(s string, cands []Cand, lambda map[string]float64) Stats {
 	var work Stats
 	if len(cands) == 0 {
 		return work
 	}
+	w, want := e.weights(lambda)
 	sHash := maphash.String(e.seed, s)
-	var want uint8
-	for k, l := range lambda {
-		if l != 0 {
-			want |= 1 << k
-		}
-	}
 	keys := make([]string, len(cands))
-	need := make([]uint8, len(cands))
+	need := make([]uint64, len(cands))
 	e.mu.Lock()
 	for i := range cands {
 		keys[i] = e.cacheKey(sHash, &cands[i])
 		got := e.cache[keys[i]]
-		for k := range NumTerms {
+		for k := range len(e.names) {
 			if got.have&(1<<k) != 0 {
 				cands[i].Comp[k] = got.comp[k]
 				if want&(1<<k) != 0 {
@@ -264,47 +291,9 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 	}
 	e.mu.Unlock()
 
-	sTok := e.Tok.Encode(s)
-	// Coherence term: the sentence vector against each context's sides.
-	var discIdx []int
-	for i := range cands {
-		if need[i]&(1<<TermDisc) != 0 {
-			discIdx = append(discIdx, i)
-		}
-	}
-	var encodedHere int64
-	if len(discIdx) > 0 {
-		e.discTerm(sTok, cands, discIdx, &work) // counts corpus encodes in e.stats too
-		encodedHere = 1
-	}
-	// Generative terms: one request per (candidate, direction).
-	var reqs []gen.Request
-	type slot struct{ cand, term int }
-	var slots []slot
-	for i := range cands {
-		if need[i]>>TermToS == 0 {
-			continue
-		}
-		left, right := e.tokens(cands[i].Left), e.tokens(cands[i].Right)
-		for k := TermToS; k < NumTerms; k++ {
-			if need[i]&(1<<k) != 0 {
-				reqs = append(reqs, gen.Request{Left: left, S: sTok, Right: right, Dir: examples.Direction(k - TermToS)})
-				slots = append(slots, slot{i, k})
-			}
-		}
-	}
-	if len(reqs) > 0 {
-		lp := e.Gen.Score(reqs)
-		for j, sl := range slots {
-			cands[sl.cand].Comp[sl.term] = lp[j]
-		}
-	}
-	work.GenEvals = int64(len(reqs))
-	work.DiscPairs = int64(len(discIdx))
-	work.SentencesEncoded += encodedHere
+	e.compute(s, cands, need, &work)
 	e.mu.Lock()
-	e.stats.add(Stats{GenEvals: work.GenEvals, DiscPairs: work.DiscPairs, CacheHits: work.CacheHits,
-		SentencesEncoded: encodedHere})
+	e.stats.add(work)
 	limit := e.CacheMax
 	if limit <= 0 {
 		limit = 4 << 20
@@ -317,7 +306,7 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 			continue
 		}
 		got := e.cache[keys[i]]
-		for k := range NumTerms {
+		for k := range len(e.names) {
 			if need[i]&(1<<k) != 0 {
 				got.comp[k] = cands[i].Comp[k]
 			}
@@ -327,21 +316,45 @@ func (e *Engine) Score(s string, cands []Cand, lambda [NumTerms]float64) Stats {
 	}
 	e.mu.Unlock()
 	for i := range cands {
-		cands[i].S = cands[i].Comp.S(lambda)
+		var sum float64
+		for k := range len(e.names) {
+			sum += w[k] * float64(cands[i].Comp[k])
+		}
+		cands[i].S = float32(sum)
 	}
 	return work
 }
 
+// rerank computes term k of every candidate (without caching it) and keeps
+// the n best (ties broken by retrieval order), in that order; the kept
+// candidates' term k is cached.
+func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
+	var w Stats
+	need := make([]uint64, len(cands))
+	for i := range need {
+		need[i] = 1 << k
+	}
+	e.compute(s, cands, need, &w)
+	e.mu.Lock()
+	e.stats.add(w)
+	e.mu.Unlock()
+	work.add(w)
+	slices.SortStableFunc(cands, func(a, b Cand) int { return cmp.Compare(b.Comp[k], a.Comp[k]) })
+	cands = cands[:min(n, len(cands))]
+	e.remember(s, cands, 1<<k)
+	return cands
+}
+
 // remember caches the terms in mask of sentence s for cands, as computed
 // outside Score.
-func (e *Engine) remember(s string, cands []Cand, mask uint8) {
+func (e *Engine) remember(s string, cands []Cand, mask uint64) {
 	sHash := maphash.String(e.seed, s)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range cands {
 		key := e.cacheKey(sHash, &cands[i])
 		got := e.cache[key]
-		for k := range NumTerms {
+		for k := range len(e.names) {
 			if mask&(1<<k) != 0 {
 				got.comp[k] = cands[i].Comp[k]
 			}
@@ -355,49 +368,20 @@ func (s *Stats) add(o Stats) {
 	s.SentencesEncoded += o.SentencesEncoded
 	s.DiscPairs += o.DiscPairs
 	s.GenEvals += o.GenEvals
+	s.CtxPairs += o.CtxPairs
 	s.CacheHits += o.CacheHits
 }
 
-// discTerm sets the coherence term of the candidates at idx.
-func (e *Engine) discTerm(sTok []int32, cands []Cand, idx []int, work *Stats) {
-	d := e.Disc.VecDim()
-	sv := e.Disc.Encode([][]int32{sTok})[0]
-	const batch = 4096
-	l := make([]float32, 0, batch*d)
-	r := make([]float32, 0, batch*d)
-	sRep := make([]float32, 0, batch*d)
-	side := make([]float32, d)
-	for b := 0; b < len(idx); b += batch {
-		part := idx[b:min(b+batch, len(idx))]
-		var ks []int32
-		for _, i := range part {
-			ks = append(ks, cands[i].Left...)
-			ks = append(ks, cands[i].Right...)
-		}
-		vs := e.vectors(ks, work)
-		l, r, sRep = l[:0], r[:0], sRep[:0]
-		p := 0
-		for _, i := range part {
-			nl, nr := len(cands[i].Left), len(cands[i].Right)
-			disc.MeanVec(side, vs[p:p+nl])
-			l = append(l, side...)
-			disc.MeanVec(side, vs[p+nl:p+nl+nr])
-			r = append(r, side...)
-			p += nl + nr
-			sRep = append(sRep, sv...)
-		}
-		logits := e.Disc.Logits(l, sRep, r)
-		for j, i := range part {
-			cands[i].Comp[TermDisc] = disc.LogSigmoid(logits[j])
-		}
+// Lexical returns the unigram TF-IDF over the stored chunks (each chunk a
+// document), of words or, with stem, of their Porter stems; it is counted
+// once, on first use.
+func (e *Engine) Lexical(stem bool) *lexical.TFIDF {
+	i := 0
+	if stem {
+		i = 1
 	}
-}
-
-// Rerank keeps the n candidates with the highest coherence term (ties
-// broken by retrieval order), in that order.
-func Rerank(cands []Cand, n int) []Cand {
-	slices.SortStableFunc(cands, func(a, b Cand) int { return cmp.Compare(b.Comp[TermDisc], a.Comp[TermDisc]) })
-	return cands[:min(n, len(cands))]
+	e.lexOnce[i].Do(func() { e.lex[i] = e.Store.TFIDF(stem) })
+	return e.lex[i]
 }
 
 // SortByS orders candidates by S, best first; ties keep their order.
@@ -441,13 +425,10 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 	return out
 }
 
-// wordSet splits s into its distinct lowercased runs of letters and
-// digits.
+// wordSet is the set of distinct words of s (lexical.Words).
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
+	for _, w := range lexical.Words(s) {
 		out[w] = true
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
@@ -36,15 +37,15 @@ func testChunks(n int) []schemas.Chunk {
 	return out
 }
 
-func testEngine(t *testing.T, chunks []schemas.Chunk) *Engine {
+// testModels returns small untrained coherence and infilling models and a
+// briefly trained contrastive model over the chunks' text.
+func testModels(t *testing.T, chunks []schemas.Chunk) *Models {
 	t.Helper()
-	st := NewStore()
 	var texts []string
+	var docs []examples.Doc
 	for _, c := range chunks {
-		if err := st.Add(c); err != nil {
-			t.Fatal(err)
-		}
 		texts = append(texts, c.Sentences...)
+		docs = append(docs, examples.Doc{ID: c.ID, Sentences: c.Sentences})
 	}
 	tok, err := tokenizer.Train(slices.Values(texts), tokenizer.TrainConfig{VocabSize: 400})
 	if err != nil {
@@ -60,7 +61,38 @@ func testEngine(t *testing.T, chunks []schemas.Chunk) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewEngine(tok, dm, gm, st)
+	cc := contrast.DefaultConfig()
+	cc.Dim, cc.Vocab, cc.Buckets, cc.MinCount, cc.Batch, cc.Epochs, cc.WarmupSteps = 16, 100, 8, 1, 8, 2, 1
+	cm, _, err := contrast.Train(cc, docs, contrast.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Models{Tok: tok, Disc: dm, Gen: gm, Ctx: cm, Window: 2}
+}
+
+func testEngine(t *testing.T, chunks []schemas.Chunk) *Engine {
+	t.Helper()
+	e, _ := testEngineModels(t, chunks)
+	return e
+}
+
+func testEngineModels(t *testing.T, chunks []schemas.Chunk) (*Engine, *Models) {
+	t.Helper()
+	st := NewStore()
+	for _, c := range chunks {
+		if err := st.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := testModels(t, chunks)
+	e, err := m.Engine(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.Terms(), ","); got != "ctx,disc,to_s,to_left,to_right" {
+		t.Fatalf("engine terms %s", got)
+	}
+	return e, m
 }
 
 func TestCandidates(t *testing.T) {
@@ -81,15 +113,25 @@ func TestCandidates(t *testing.T) {
 	if last.ChunkID != "c000" || last.Slot != 4 || last.Rank != 2 || len(last.Left) != 2 || len(last.Right) != 1 {
 		t.Fatalf("last candidate %+v", last)
 	}
-	refs := []schemas.ScoredContext{{ChunkID: "c001", Slot: 3}}
-	got, err := e.Resolve(refs)
+	refs := []schemas.ScoredContext{{ChunkID: "c001", Slot: 3, Score: 2, Terms: []float32{0.5, -1}}}
+	got, err := e.Resolve(refs, []string{"to_s", "ctx"})
 	if err != nil || len(got[0].Left) != 2 || e.Store.Text(got[0].Left[1]) != chunks[1].Sentences[2] {
 		t.Fatalf("resolve: %v %+v", err, got)
 	}
-	for _, bad := range []schemas.ScoredContext{{ChunkID: "zz", Slot: 1}, {ChunkID: "c001", Slot: 0}, {ChunkID: "c001", Slot: 5}} {
-		if _, err := e.Resolve([]schemas.ScoredContext{bad}); err == nil {
+	if got[0].Comp[2] != 0.5 || got[0].Comp[0] != -1 || got[0].S != 2 {
+		t.Fatalf("resolved terms %v, S %v", got[0].Comp, got[0].S)
+	}
+	if r := got[0].Ref([]int{0, 2}); r.Terms[0] != -1 || r.Terms[1] != 0.5 {
+		t.Fatalf("Ref terms %v", r.Terms)
+	}
+	for _, bad := range []schemas.ScoredContext{{ChunkID: "zz", Slot: 1}, {ChunkID: "c001", Slot: 0}, {ChunkID: "c001", Slot: 5},
+		{ChunkID: "c001", Slot: 2, Terms: []float32{1}}} {
+		if _, err := e.Resolve([]schemas.ScoredContext{bad}, nil); err == nil {
 			t.Fatalf("resolve %+v: no error", bad)
 		}
+	}
+	if _, err := e.Resolve(refs, []string{"to_s", "perplexity"}); err == nil {
+		t.Fatal("an unknown term resolved")
 	}
 }
 
@@ -97,10 +139,10 @@ func TestCandidates(t *testing.T) {
 // that the cache returns the same numbers without new model calls.
 func TestScoreMatchesModels(t *testing.T) {
 	chunks := testChunks(3)
-	e := testEngine(t, chunks)
+	e, m := testEngineModels(t, chunks)
 	cands, _ := e.Candidates([]schemas.Hit{{ChunkID: "c000"}, {ChunkID: "c001"}})
 	s := "the red bird sang in the old tree."
-	lambda := [NumTerms]float64{1, 0.5, 0.25, 2}
+	lambda := map[string]float64{TermCtx: 0.7, TermDisc: 1, TermToS: 0.5, TermToLeft: 0.25, TermToRight: 2}
 	e.Score(s, cands, lambda)
 	c := cands[5]
 	var left, right []string
@@ -113,49 +155,77 @@ func TestScoreMatchesModels(t *testing.T) {
 	if len(left) != 2 || len(right) != 2 {
 		t.Fatalf("candidate 5 has %d+%d context sentences, want 2+2", len(left), len(right))
 	}
+	term := func(name string) float32 {
+		k, ok := e.Term(name)
+		if !ok {
+			t.Fatalf("no term %s", name)
+		}
+		return c.Comp[k]
+	}
 	ctx := examples.Context{Left: left, Right: right}
-	for k := TermToS; k < NumTerms; k++ {
-		want := e.Gen.Score([]gen.Request{gen.NewRequest(e.Tok, ctx, s, examples.Direction(k-TermToS))})[0]
-		if math.Abs(float64(want-c.Comp[k])) > 1e-4 {
-			t.Fatalf("term %s: %g, direct %g", TermNames[k], c.Comp[k], want)
+	for d, name := range []string{TermToS, TermToLeft, TermToRight} {
+		want := m.Gen.Score([]gen.Request{gen.NewRequest(m.Tok, ctx, s, examples.Direction(d))})[0]
+		if math.Abs(float64(want-term(name))) > 1e-4 {
+			t.Fatalf("term %s: %g, direct %g", name, term(name), want)
 		}
 	}
-	vs := e.Disc.Encode([][]int32{e.Tok.Encode(left[0]), e.Tok.Encode(left[1]), e.Tok.Encode(s),
-		e.Tok.Encode(right[0]), e.Tok.Encode(right[1])})
-	d := e.Disc.VecDim()
+	vs := m.Disc.Encode([][]int32{m.Tok.Encode(left[0]), m.Tok.Encode(left[1]), m.Tok.Encode(s),
+		m.Tok.Encode(right[0]), m.Tok.Encode(right[1])})
+	d := m.Disc.VecDim()
 	l, r := make([]float32, d), make([]float32, d)
 	disc.MeanVec(l, vs[:2])
 	disc.MeanVec(r, vs[3:])
-	want := disc.LogSigmoid(e.Disc.Logits(l, vs[2], r)[0])
-	if math.Abs(float64(want-c.Comp[TermDisc])) > 1e-4 {
-		t.Fatalf("disc term %g, direct %g", c.Comp[TermDisc], want)
+	want := disc.LogSigmoid(m.Disc.Logits(l, vs[2], r)[0])
+	if math.Abs(float64(want-term(TermDisc))) > 1e-4 {
+		t.Fatalf("disc term %g, direct %g", term(TermDisc), want)
 	}
-	if got := c.Comp.S(lambda); math.Abs(float64(got-c.S)) > 1e-5 {
-		t.Fatalf("S %g, want %g", c.S, got)
+	wantCtx := m.Ctx.Score(m.Ctx.SentenceVec(s), m.Ctx.ContextVec(left, right))
+	if math.Abs(float64(wantCtx-term(TermCtx))) > 1e-4 {
+		t.Fatalf("ctx term %g, direct %g", term(TermCtx), wantCtx)
+	}
+	var sum float64
+	for name, w := range lambda {
+		sum += w * float64(term(name))
+	}
+	if math.Abs(sum-float64(c.S)) > 1e-5 {
+		t.Fatalf("S %g, want %g", c.S, sum)
 	}
 	before := e.Stats()
 	again, _ := e.Candidates([]schemas.Hit{{ChunkID: "c000"}, {ChunkID: "c001"}})
 	e.Score(s, again, lambda)
 	after := e.Stats()
-	if after.GenEvals != before.GenEvals || after.DiscPairs != before.DiscPairs {
+	if after.GenEvals != before.GenEvals || after.DiscPairs != before.DiscPairs || after.CtxPairs != before.CtxPairs {
 		t.Fatalf("cached scores recomputed: %+v then %+v", before, after)
 	}
-	if after.CacheHits-before.CacheHits != int64(len(again)*NumTerms) {
-		t.Fatalf("cache hits %d, want %d", after.CacheHits-before.CacheHits, len(again)*NumTerms)
+	if after.CacheHits-before.CacheHits != int64(len(again)*len(lambda)) {
+		t.Fatalf("cache hits %d, want %d", after.CacheHits-before.CacheHits, len(again)*len(lambda))
 	}
 	for i := range again {
-		if again[i].Comp != cands[i].Comp {
+		if again[i].Comp != cands[i].Comp || again[i].S != cands[i].S {
 			t.Fatalf("candidate %d: cached %v, computed %v", i, again[i].Comp, cands[i].Comp)
 		}
 	}
 	// A switched-off term is not computed.
 	off, _ := e.Candidates([]schemas.Hit{{ChunkID: "c002"}})
-	e.Score(s, off, [NumTerms]float64{1, 0, 0, 0})
-	if st := e.Stats(); st.GenEvals != after.GenEvals {
-		t.Fatalf("generative model ran for switched-off terms: %d evals", st.GenEvals-after.GenEvals)
+	e.Score(s, off, map[string]float64{TermDisc: 1, TermToS: 0})
+	if st := e.Stats(); st.GenEvals != after.GenEvals || st.CtxPairs != after.CtxPairs {
+		t.Fatalf("models ran for switched-off terms: %+v", st)
 	}
-	if off[0].Comp[TermToS] != 0 {
+	if k, _ := e.Term(TermToS); off[0].Comp[k] != 0 {
 		t.Fatal("switched-off term is not zero")
+	}
+	if err := e.Check(Paper()); err != nil {
+		t.Fatal(err)
+	}
+	noCtx, err := NewEngine(e.Store, 2, NewDiscScorer(m.Disc, NewTokenCache(m.Tok, e.Store)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := noCtx.Check(Defaults()); err == nil || !strings.Contains(err.Error(), `"ctx"`) {
+		t.Fatalf("settings using a model that is not loaded: %v", err)
+	}
+	if _, err := NewEngine(e.Store, 2, NewCtxScorer(m.Ctx, e.Store), NewCtxScorer(m.Ctx, e.Store)); err == nil {
+		t.Fatal("two scorers of one term accepted")
 	}
 }
 
@@ -199,53 +269,67 @@ func TestBuildSetDiversity(t *testing.T) {
 func TestContextSetAndLabel(t *testing.T) {
 	chunks := testChunks(12)
 	e := testEngine(t, chunks)
-	st := Defaults()
-	st.Rerank, st.SetSize = 20, 6
-	var hits []schemas.Hit
-	for _, c := range chunks {
-		hits = append(hits, schemas.Hit{ChunkID: c.ID})
-	}
-	a, b := "the cat sat on a mat.", "a dog ran in the park."
-	setA, info := e.ContextSet(a, hits, st, 1)
-	if info.Candidates != 48 || info.Reranked != 20 || len(setA) != 6 {
-		t.Fatalf("info %+v, |C| %d", info, len(setA))
-	}
-	for i := 1; i < len(setA); i++ {
-		if setA[i].S > setA[i-1].S {
-			t.Fatal("context set not sorted by S")
+	for _, st := range []Settings{Paper(), Defaults()} {
+		st.Rerank, st.SetSize = 20, 6
+		var hits []schemas.Hit
+		for _, c := range chunks {
+			hits = append(hits, schemas.Hit{ChunkID: c.ID})
 		}
-	}
-	setB, _ := e.ContextSet(b, hits[3:], st, 2)
-	before := e.Stats().GenEvals
-	lab, n, _ := e.Label(a, b, setA, setB, st)
-	shared := 0
-	for _, x := range setA {
-		for _, y := range setB {
-			if x.Key() == y.Key() {
-				shared++
+		a, b := "the cat sat on a mat.", "a dog ran in the park."
+		setA, info := e.ContextSet(a, hits, st, 1)
+		if info.Candidates != 48 || info.Reranked != 20 || len(setA) != 6 {
+			t.Fatalf("%s: info %+v, |C| %d", st.RerankBy, info, len(setA))
+		}
+		for i := 1; i < len(setA); i++ {
+			if setA[i].S > setA[i-1].S {
+				t.Fatal("context set not sorted by S")
 			}
 		}
-	}
-	if n != len(setA)+len(setB)-shared {
-		t.Fatalf("|C| = %d, want %d", n, len(setA)+len(setB)-shared)
-	}
-	// Cross scores only: S(a, C_b \ C_a) and S(b, C_a \ C_b), three terms each,
-	// of which some may already be cached from the context-set stage.
-	if evals := e.Stats().GenEvals - before; evals > int64(3*(n-shared)) {
-		t.Fatalf("%d generative evaluations for %d cross scores", evals, n-shared)
-	}
-	rev, _, _ := e.Label(b, a, setB, setA, st)
-	if math.Abs(lab-rev) > 1e-6 || lab < -1 || lab > 1 {
-		t.Fatalf("label %g, reversed %g", lab, rev)
-	}
-	if self, _, _ := e.Label(a, a, setA, setA, st); math.Abs(self-1) > 1e-6 {
-		t.Fatalf("self label %g", self)
-	}
-	st.RandomContexts = true
-	r1, _ := e.ContextSet(a, nil, st, 7)
-	r2, _ := e.ContextSet(a, nil, st, 7)
-	if len(r1) == 0 || r1[0].Key() != r2[0].Key() {
-		t.Fatal("random contexts not deterministic under a seed")
+		names, idx := e.SetTerms(st)
+		if want := st.TermsUsed(); !slices.Equal(slices.Sorted(slices.Values(names)), want) || len(idx) != len(want) {
+			t.Fatalf("set terms %v, want %v", names, want)
+		}
+		setB, _ := e.ContextSet(b, hits[3:], st, 2)
+		before := e.Stats().GenEvals
+		lab := e.Label(a, b, setA, setB, st)
+		shared := 0
+		for _, x := range setA {
+			for _, y := range setB {
+				if x.Key() == y.Key() {
+					shared++
+				}
+			}
+		}
+		n := lab.Contexts
+		if n != len(setA)+len(setB)-shared {
+			t.Fatalf("|C| = %d, want %d", n, len(setA)+len(setB)-shared)
+		}
+		// Cross scores only: S(a, C_b \ C_a) and S(b, C_a \ C_b), three
+		// generative terms each, of which some may already be cached from
+		// the context-set stage.
+		if evals := e.Stats().GenEvals - before; evals > int64(3*(n-shared)) {
+			t.Fatalf("%d generative evaluations for %d cross scores", evals, n-shared)
+		}
+		rev := e.Label(b, a, setB, setA, st)
+		if math.Abs(lab.Label-rev.Label) > 1e-6 || lab.Label < -1 || lab.Label > 1 {
+			t.Fatalf("label %g, reversed %g", lab.Label, rev.Label)
+		}
+		wantLabel := lab.Context
+		if st.Labeler == LabelerHybrid {
+			wantLabel = Hybrid(lab.Context, lab.Lexical)
+		}
+		if lab.Label != wantLabel || lab.Lexical != float64(float32(e.Lexical(false).Cosine(a, b))) {
+			t.Fatalf("%s label %+v", st.Labeler, lab)
+		}
+		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Label-1) > 1e-6 {
+			t.Fatalf("self label %+v", self)
+		}
+		st.RandomContexts = true
+		r1, _ := e.ContextSet(a, nil, st, 7)
+		r2, _ := e.ContextSet(a, nil, st, 7)
+		if len(r1) == 0 || r1[0].Key() != r2[0].Key() {
+			t.Fatal("random contexts not deterministic under a seed")
+		}
 	}
 }
 
@@ -261,11 +345,31 @@ func TestSimilarity(t *testing.T) {
 	if got := Similarity(a, []float64{0, 0, 0}, "cosine"); got != 0 {
 		t.Fatal(got)
 	}
-	if err := (Settings{TopK: 1, Rerank: 1, SetSize: 2, MaxJaccard: 0.5, Similarity: "cosine", Lambda: [4]float64{1}}).Validate(); err == nil {
-		t.Fatal("rerank < set_size accepted")
-	}
-	if err := Defaults().Validate(); err != nil {
+	ok := Settings{TopK: 1, Rerank: 2, RerankBy: TermCtx, SetSize: 2, MaxJaccard: 0.5, Similarity: "cosine",
+		Labeler: LabelerOrigin, Lambda: map[string]float64{TermCtx: 1}}
+	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	for name, bad := range map[string]func(*Settings){
+		"rerank < set_size": func(s *Settings) { s.Rerank = 1 },
+		"no rerank term":    func(s *Settings) { s.RerankBy = "" },
+		"all terms off":     func(s *Settings) { s.Lambda = map[string]float64{TermCtx: 0} },
+		"NaN weight":        func(s *Settings) { s.Lambda = map[string]float64{TermCtx: math.NaN()} },
+		"labeler":           func(s *Settings) { s.Labeler = "best" },
+	} {
+		s := ok
+		bad(&s)
+		if s.Validate() == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	for _, s := range []Settings{Defaults(), Paper()} {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := Paper().TermsUsed(); !slices.Equal(got, []string{"disc", "to_left", "to_right", "to_s"}) {
+		t.Fatalf("paper terms %v", got)
 	}
 }
 
@@ -287,7 +391,7 @@ func TestSpearman(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	for _, n := range []string{"paper", "small", "demo"} {
+	for _, n := range PresetNames() {
 		s, err := Preset(n)
 		if err != nil || s.Validate() != nil {
 			t.Fatalf("%s: %v %v", n, err, s.Validate())
@@ -313,7 +417,8 @@ func TestScoresBatchInvariant(t *testing.T) {
 		}
 	}()
 	chunks := testChunks(40)
-	e := testEngine(t, chunks)
+	e, m := testEngineModels(t, chunks)
+	tc := NewTokenCache(m.Tok, e.Store)
 	var hits []schemas.Hit
 	for _, c := range chunks {
 		hits = append(hits, schemas.Hit{ChunkID: c.ID})
@@ -323,17 +428,17 @@ func TestScoresBatchInvariant(t *testing.T) {
 	for i, c := range cands {
 		s := chunks[(i*7)%len(chunks)].Sentences[i%6] // varied lengths
 		for d := range 3 {
-			reqs = append(reqs, gen.Request{Left: e.tokens(c.Left), S: e.Tok.Encode(s), Right: e.tokens(c.Right),
+			reqs = append(reqs, gen.Request{Left: tc.Tokens(c.Left), S: m.Tok.Encode(s), Right: tc.Tokens(c.Right),
 				Dir: examples.Direction(d)})
 		}
 	}
-	all := e.Gen.Score(reqs)
+	all := m.Gen.Score(reqs)
 	for i := 0; i < len(reqs); i += 7 {
-		if one := e.Gen.Score(reqs[i : i+1])[0]; one != all[i] {
+		if one := m.Gen.Score(reqs[i : i+1])[0]; one != all[i] {
 			t.Fatalf("request %d: %v alone, %v in a batch", i, one, all[i])
 		}
 	}
-	sub := e.Gen.Score(reqs[5:200])
+	sub := m.Gen.Score(reqs[5:200])
 	for i := range sub {
 		if sub[i] != all[5+i] {
 			t.Fatalf("request %d: %v in one grouping, %v in another", 5+i, sub[i], all[5+i])
@@ -343,12 +448,12 @@ func TestScoresBatchInvariant(t *testing.T) {
 	var seqs [][]int32
 	for _, c := range chunks[:10] {
 		for _, s := range c.Sentences {
-			seqs = append(seqs, e.Tok.Encode(s))
+			seqs = append(seqs, m.Tok.Encode(s))
 		}
 	}
-	vs := e.Disc.Encode(seqs)
+	vs := m.Disc.Encode(seqs)
 	for i := 0; i < len(seqs); i += 5 {
-		one := e.Disc.Encode(seqs[i : i+1])[0]
+		one := m.Disc.Encode(seqs[i : i+1])[0]
 		if !slices.Equal(one, vs[i]) {
 			t.Fatalf("sentence %d: vector depends on its batch", i)
 		}
@@ -356,17 +461,25 @@ func TestScoresBatchInvariant(t *testing.T) {
 }
 
 func TestOverrides(t *testing.T) {
-	s, err := Overrides{TopK: 7, Rerank: 30, SetSize: 12, Lambda: "1, 0,0.5,2", NoDiversity: true, Similarity: "pearson"}.Apply(Defaults())
+	o := Overrides{TopK: 7, Rerank: 30, SetSize: 12, RerankBy: "disc", Lambda: "disc:1, to_s:0,to_left:0.5,to_right:2",
+		NoDiversity: true, Similarity: "pearson", Labeler: "origin"}
+	s, err := o.Apply(Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.TopK != 7 || s.Rerank != 30 || s.SetSize != 12 || s.Lambda != [NumTerms]float64{1, 0, 0.5, 2} || s.Diversity || s.Similarity != "pearson" {
+	want := map[string]float64{"disc": 1, "to_s": 0, "to_left": 0.5, "to_right": 2}
+	if s.TopK != 7 || s.Rerank != 30 || s.SetSize != 12 || s.RerankBy != "disc" || !maps.Equal(s.Lambda, want) ||
+		s.Diversity || s.Similarity != "pearson" || s.Labeler != "origin" {
 		t.Fatalf("%+v", s)
 	}
-	if s, _ := (Overrides{}).Apply(Defaults()); s != Defaults() {
+	if got := FormatLambda(s.Lambda); got != "disc:1,to_left:0.5,to_right:2,to_s:0" {
+		t.Fatalf("FormatLambda = %s", got)
+	}
+	if s, _ := (Overrides{}).Apply(Defaults()); s.JSON() != Defaults().JSON() {
 		t.Fatal("empty overrides changed the settings")
 	}
-	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "a,b,c,d"}, {Lambda: "0,0,0,0"}, {SetSize: 2000}, {Similarity: "dot"}} {
+	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "ctx:a"}, {Lambda: "ctx:0"}, {Lambda: "ctx:1,ctx:2"}, {Lambda: ":1"},
+		{Lambda: "ctx:NaN"}, {SetSize: 2000}, {Similarity: "dot"}, {Labeler: "x"}} {
 		if _, err := o.Apply(Defaults()); err == nil {
 			t.Fatalf("%+v accepted", o)
 		}

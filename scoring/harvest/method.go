@@ -3,23 +3,29 @@ package harvest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ctxsim/ctxsim/schemas"
 )
 
-// Settings are the knobs of the method. Defaults gives the paper's.
+// Settings are the knobs of the method. Defaults gives the best measured
+// ones; Paper the paper's.
 type Settings struct {
 	// TopK is the number of chunks retrieved per sentence.
 	TopK int `json:"top_k"`
-	// Rerank is R, the contexts kept by the coherence model for Eq. 3.
-	Rerank int `json:"rerank"`
+	// Rerank is R, the contexts kept for Eq. 3 after ranking all
+	// candidates by the term RerankBy (Eq. 1's role).
+	Rerank   int    `json:"rerank"`
+	RerankBy string `json:"rerank_by"`
 	// SetSize is |C_s|.
 	SetSize int `json:"set_size"`
-	// Lambda weighs the terms of Eq. 3 (disc, to_s, to_left, to_right); a
-	// zero switches a term off, and its model is not run for it.
-	Lambda [NumTerms]float64 `json:"lambda"`
+	// Lambda weighs the terms of Eq. 3 by name (TermCtx, TermDisc,
+	// TermToS, TermToLeft, TermToRight); a term left out, or weighted
+	// zero, is switched off and its model is not run for it.
+	Lambda map[string]float64 `json:"lambda"`
 	// Diversity applies the one-context-per-chunk and Jaccard constraints.
 	Diversity bool `json:"diversity"`
 	// MaxJaccard bounds the Jaccard similarity of c_{i-1} between a new
@@ -29,18 +35,39 @@ type Settings struct {
 	// "pearson" (cosine of the score vectors after removing each vector's
 	// mean, which discounts how likely a sentence is in any context).
 	Similarity string `json:"similarity"`
+	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
+	// method); "hybrid" combines it with the unigram TF-IDF cosine of the
+	// two sentences (see Hybrid).
+	Labeler string `json:"labeler"`
 	// RandomContexts replaces retrieval with contexts drawn at random from
 	// the corpus (an ablation); the seed is derived from the sentence.
 	RandomContexts bool `json:"random_contexts,omitempty"`
 }
 
-// Defaults are the paper's settings: 20,000 chunks, |C_s| = 500, all four
-// terms with weight 1, the diversity constraints with Jaccard < 0.5. The
-// paper does not fix R; 1,000 leaves room for the constraints to reject
-// half of the candidates.
+// Labelers.
+const (
+	LabelerOrigin = "origin"
+	LabelerHybrid = "hybrid"
+)
+
+// Paper is the paper's method at its settings: 20,000 chunks, the
+// coherence model keeping R = 1,000 contexts, all four terms of Eq. 3 with
+// weight 1, |C_s| = 500 under the diversity constraints (Jaccard < 0.5),
+// and Eq. 4 as the cosine. The paper does not fix R; 1,000 leaves room for
+// the constraints to reject half of the candidates.
+func Paper() Settings {
+	return Settings{TopK: 20000, Rerank: 1000, RerankBy: TermDisc, SetSize: 500,
+		Lambda:    map[string]float64{TermDisc: 1, TermToS: 1, TermToLeft: 1, TermToRight: 1},
+		Diversity: true, MaxJaccard: 0.5, Similarity: "cosine", Labeler: LabelerOrigin}
+}
+
+// Defaults are the best measured settings: the paper's retrieval depth and
+// context sets, scored by the contrastive context model alone, Eq. 4 as
+// the Pearson correlation, and the hybrid labeler.
 func Defaults() Settings {
-	return Settings{TopK: 20000, Rerank: 1000, SetSize: 500, Lambda: [NumTerms]float64{1, 1, 1, 1},
-		Diversity: true, MaxJaccard: 0.5, Similarity: "cosine"}
+	return Settings{TopK: 20000, Rerank: 1000, RerankBy: TermCtx, SetSize: 500,
+		Lambda:    map[string]float64{TermCtx: 1},
+		Diversity: true, MaxJaccard: 0.5, Similarity: "pearson", Labeler: LabelerHybrid}
 }
 
 // Validate checks the settings.
@@ -52,20 +79,43 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("harvest: set_size must be at least 1, got %d", s.SetSize)
 	case s.Rerank < s.SetSize:
 		return fmt.Errorf("harvest: rerank (%d) must be at least set_size (%d)", s.Rerank, s.SetSize)
-	case s.MaxJaccard <= 0 || s.MaxJaccard > 1:
+	case s.RerankBy == "":
+		return fmt.Errorf("harvest: rerank_by names no term")
+	case !(s.MaxJaccard > 0 && s.MaxJaccard <= 1):
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
 	case s.Similarity != "cosine" && s.Similarity != "pearson":
 		return fmt.Errorf("harvest: similarity must be cosine or pearson, got %q", s.Similarity)
+	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid:
+		return fmt.Errorf("harvest: labeler must be %s or %s, got %q", LabelerOrigin, LabelerHybrid, s.Labeler)
 	}
-	for _, l := range s.Lambda {
+	on := 0
+	for name, l := range s.Lambda {
+		if name == "" || math.IsNaN(l) || math.IsInf(l, 0) {
+			return fmt.Errorf("harvest: lambda %q = %v", name, l)
+		}
 		if l != 0 {
-			return nil
+			on++
 		}
 	}
-	return fmt.Errorf("harvest: every term of Eq. 3 is switched off")
+	if on == 0 {
+		return fmt.Errorf("harvest: every term of Eq. 3 is switched off")
+	}
+	return nil
 }
 
-// JSON is the settings as recorded with every label.
+// TermsUsed names the terms the settings compute: those with a non-zero
+// weight and the rerank term, sorted.
+func (s Settings) TermsUsed() []string {
+	set := map[string]bool{s.RerankBy: true}
+	for name, l := range s.Lambda {
+		if l != 0 {
+			set[name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// JSON is the settings as recorded with every label (map keys sorted).
 func (s Settings) JSON() string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -79,10 +129,10 @@ type SetInfo struct {
 }
 
 // ContextSet builds C_s for sentence s from its retrieved chunks (or, with
-// RandomContexts, from random corpus contexts drawn with seed): candidates
-// are reranked by the coherence model, the top R are scored with Eq. 3, and
-// C_s is selected under the diversity constraints. The result is sorted by
-// S, best first.
+// RandomContexts, from random corpus contexts drawn with seed): every
+// candidate is ranked by the term RerankBy and the best R are kept, those
+// are scored with Eq. 3, and C_s is selected under the diversity
+// constraints. The result is sorted by S, best first.
 func (e *Engine) ContextSet(s string, hits []schemas.Hit, st Settings, seed uint64) ([]Cand, SetInfo) {
 	var cands []Cand
 	info := SetInfo{Hits: len(hits)}
@@ -92,30 +142,26 @@ func (e *Engine) ContextSet(s string, hits []schemas.Hit, st Settings, seed uint
 		cands, info.MissingChunks = e.Candidates(hits)
 	}
 	info.Candidates = len(cands)
-	if len(cands) > st.Rerank {
-		all := make([]int, len(cands))
-		for i := range all {
-			all[i] = i
-		}
-		// discTerm counts the corpus sentences it encodes in both the
-		// engine's totals and rw; the rest is counted here.
-		var rw Stats
-		e.discTerm(e.Tok.Encode(s), cands, all, &rw)
-		extra := Stats{DiscPairs: int64(len(cands)), SentencesEncoded: 1}
-		e.mu.Lock()
-		e.stats.add(extra)
-		e.mu.Unlock()
-		rw.add(extra)
-		info.Work.add(rw)
-		cands = Rerank(cands, st.Rerank)
-		// The coherence term of the kept candidates is known: cache it so
-		// Score does not compute it again.
-		e.remember(s, cands, 1<<TermDisc)
+	if k, ok := e.index[st.RerankBy]; ok && len(cands) > 0 {
+		cands = e.rerank(s, cands, k, st.Rerank, &info.Work)
 	}
 	info.Reranked = len(cands)
 	info.Work.add(e.Score(s, cands, st.Lambda))
 	SortByS(cands)
 	return e.BuildSet(cands, st.SetSize, st.Diversity, st.MaxJaccard), info
+}
+
+// SetTerms returns the names and engine indices of the terms a context set
+// built with st records (TermsUsed, in the engine's order).
+func (e *Engine) SetTerms(st Settings) (names []string, idx []int) {
+	used := st.TermsUsed()
+	for k, name := range e.names {
+		if slices.Contains(used, name) {
+			names = append(names, name)
+			idx = append(idx, k)
+		}
+	}
+	return names, idx
 }
 
 // RandomCandidates draws n contexts uniformly from the stored chunks'
@@ -135,15 +181,42 @@ func (e *Engine) RandomCandidates(n int, seed uint64) []Cand {
 	return out
 }
 
-// Label is Eq. 4 for sentences a and b with context sets setA and setB
-// (scored for their own sentence): over C = C_a + C_b (a context in both
+// PairLabel is the label of a pair and what it is made of.
+type PairLabel struct {
+	// Label is the label under the settings' labeler.
+	Label float64
+	// Context is Eq. 4, the similarity of the two score vectors over C;
+	// Lexical the unigram TF-IDF cosine of the two sentences.
+	Context, Lexical float64
+	// Contexts is |C|.
+	Contexts int
+	// Work is what the call computed.
+	Work Stats
+}
+
+// Label labels sentences a and b with context sets setA and setB (scored
+// for their own sentence): Eq. 4 over C = C_a + C_b (a context in both
 // counted once), v_a = [S(a, c)], v_b = [S(b, c)], and the label is their
-// similarity. Only the cross scores S(a, c ∈ C_b) and S(b, c ∈ C_a) are
-// computed, through the engine's cache. It returns the label, |C| and the
-// work done.
-func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) (float64, int, Stats) {
+// similarity, combined with the lexical similarity under the hybrid
+// labeler. Only the cross scores S(a, c ∈ C_b) and S(b, c ∈ C_a) are
+// computed, through the engine's cache.
+func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) PairLabel {
 	va, vb, work := e.LabelVectors(a, b, setA, setB, st)
-	return Similarity(va, vb, st.Similarity), len(va), work
+	// The parts are kept (and combined) at the precision they are stored
+	// in, so that a label made again from stored parts is the same.
+	p := PairLabel{Context: float64(float32(Similarity(va, vb, st.Similarity))), Contexts: len(va), Work: work,
+		Lexical: float64(float32(e.Lexical(false).Cosine(a, b)))}
+	p.Label = Combine(st, p.Context, p.Lexical)
+	return p
+}
+
+// Combine is the label under the settings' labeler, from Eq. 4 and the
+// lexical similarity.
+func Combine(st Settings, context, lexical float64) float64 {
+	if st.Labeler == LabelerHybrid {
+		return Hybrid(context, lexical)
+	}
+	return context
 }
 
 // LabelVectors returns the two score vectors of Eq. 4 over C = C_a + C_b,
@@ -231,3 +304,8 @@ func centred(x []float64) []float64 {
 	}
 	return out
 }
+
+// Hybrid combines Eq. 4 with the lexical similarity: their mean. Both
+// lie in [-1, 1] (the TF-IDF cosine in [0, 1]), and the rule was fixed
+// without looking at gold labels.
+func Hybrid(context, lexical float64) float64 { return (context + lexical) / 2 }

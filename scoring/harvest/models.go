@@ -4,23 +4,33 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/gen"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 )
 
-// Models are the trained models the method needs, as written by the train
-// job into one directory.
+// Models are the trained models of a model directory, as written by the
+// train job: any of the contrastive context model (ctx.*), the coherence
+// model (disc.*) and the infilling model (gen.*), the last two with the
+// subword tokenizer they read (tokenizer.json). A model that was not
+// trained is nil.
 type Models struct {
 	Tok  *tokenizer.Tokenizer
 	Disc *disc.Model
 	Gen  *gen.Model
-	// Fingerprint identifies the three together: a hash of the tokenizer
-	// fingerprint and both weight checksums.
+	Ctx  *contrast.Model
+	// Fingerprint identifies the models together: a hash of each one's
+	// name and weight checksum (and the tokenizer's fingerprint).
 	Fingerprint string
+	// Window is the most context sentences on each side the models read.
+	Window int
 }
 
 // TokenizerFile is the tokenizer's file in a model directory.
@@ -41,21 +51,99 @@ func LoadTokenizer(dir string) (*tokenizer.Tokenizer, error) {
 	return tok, nil
 }
 
-// LoadModels reads tokenizer.json, disc.* and gen.* from dir. A missing,
-// corrupt or mismatched file is an error naming it.
+// LoadModels reads the models in dir: ctx.* when present; tokenizer.json
+// with disc.* and gen.* when present. A directory with none of them, or a
+// missing, corrupt or mismatched file, is an error naming it.
 func LoadModels(dir string) (*Models, error) {
-	tok, err := LoadTokenizer(dir)
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+	m := &Models{}
+	var parts []string
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
 	}
-	dm, ds, err := disc.Load(dir, tok.Fingerprint())
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+	if exists(contrast.Name + ".json") {
+		cm, saved, err := contrast.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("models: %w", err)
+		}
+		m.Ctx = cm
+		parts = append(parts, "ctx:"+saved.WeightsSHA256)
 	}
-	gm, gs, err := gen.Load(dir, tok.Fingerprint())
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+	if exists("disc.json") || exists("gen.json") || exists(TokenizerFile) {
+		tok, err := LoadTokenizer(dir)
+		if err != nil {
+			return nil, fmt.Errorf("models: %w", err)
+		}
+		m.Tok = tok
+		parts = append(parts, "tokenizer:"+tok.Fingerprint())
+		if exists("disc.json") {
+			dm, ds, err := disc.Load(dir, tok.Fingerprint())
+			if err != nil {
+				return nil, fmt.Errorf("models: %w", err)
+			}
+			m.Disc = dm
+			parts = append(parts, "disc:"+ds.WeightsSHA256)
+		}
+		if exists("gen.json") {
+			gm, gs, err := gen.Load(dir, tok.Fingerprint())
+			if err != nil {
+				return nil, fmt.Errorf("models: %w", err)
+			}
+			m.Gen = gm
+			parts = append(parts, "gen:"+gs.WeightsSHA256)
+		}
 	}
-	sum := sha256.Sum256([]byte(tok.Fingerprint() + "\n" + ds.WeightsSHA256 + "\n" + gs.WeightsSHA256))
-	return &Models{Tok: tok, Disc: dm, Gen: gm, Fingerprint: hex.EncodeToString(sum[:16])}, nil
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("models: %s holds no trained model (ctx.json, disc.json or gen.json); train them with bin/train", dir)
+	}
+	windows := map[int]bool{}
+	if m.Ctx != nil {
+		windows[m.Ctx.Cfg.Window] = true
+	}
+	if m.Disc != nil {
+		windows[m.Disc.Cfg.Window] = true
+	}
+	m.Window = 2
+	for w := range windows {
+		m.Window = w
+	}
+	if len(windows) > 1 {
+		return nil, fmt.Errorf("models: %s holds models trained with different context windows %v", dir, slices.Sorted(maps.Keys(windows)))
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	m.Fingerprint = hex.EncodeToString(sum[:16])
+	return m, nil
+}
+
+// Scorers returns a scorer for each loaded model, over the stored chunks.
+func (m *Models) Scorers(st *Store) []Scorer {
+	var out []Scorer
+	if m.Ctx != nil {
+		out = append(out, NewCtxScorer(m.Ctx, st))
+	}
+	if m.Disc != nil || m.Gen != nil {
+		tc := NewTokenCache(m.Tok, st)
+		if m.Disc != nil {
+			out = append(out, NewDiscScorer(m.Disc, tc))
+		}
+		if m.Gen != nil {
+			out = append(out, NewGenScorer(m.Gen, tc))
+		}
+	}
+	return out
+}
+
+// Engine returns an engine over the stored chunks scoring with every
+// loaded model.
+func (m *Models) Engine(st *Store) (*Engine, error) {
+	return NewEngine(st, m.Window, m.Scorers(st)...)
+}
+
+// Check reports settings that use a term no loaded model computes.
+func (m *Models) Check(st Settings) error {
+	e, err := m.Engine(NewStore())
+	if err != nil {
+		return err
+	}
+	return e.Check(st)
 }

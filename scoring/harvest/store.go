@@ -1,9 +1,11 @@
 // Package harvest is the arithmetic of the method between retrieval and
-// labels: expanding retrieved chunks into candidate contexts, reranking them
-// with the coherence model (Eq. 1), scoring them with Eq. 3, building the
-// diversity-constrained context set C_s, and labelling a pair of sentences
-// with Eq. 4. It knows nothing about Beam: transforms call it from DoFns and
-// the evaluate job calls it directly.
+// labels: expanding retrieved chunks into candidate contexts, ranking them
+// by one term (Eq. 1's role), scoring them with Eq. 3 through pluggable
+// scorers (the contrastive context model, the coherence model, the
+// infilling model), building the diversity-constrained context set C_s, and
+// labelling a pair of sentences with Eq. 4, alone or combined with the
+// lexical similarity. It knows nothing about Beam: transforms call it from
+// DoFns and the evaluate job calls it directly.
 package harvest
 
 import (
@@ -12,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/lexical"
 )
 
 // Store holds the text of the corpus chunks, each distinct sentence once,
@@ -112,3 +115,26 @@ func (st *Store) wordIDs(k int32) []uint32 {
 
 // ChunkSentences returns the store indices of a chunk's sentences, or nil.
 func (st *Store) ChunkSentences(id string) []int32 { return st.chunks[id].sents }
+
+// TFIDF counts the document frequencies of the stored chunks' words (or,
+// with stem, their stems), each chunk a document.
+func (st *Store) TFIDF(stem bool) *lexical.TFIDF {
+	t := &lexical.TFIDF{DF: map[string]int{}, N: float64(len(st.ids)), Stem: stem}
+	terms := make([][]string, len(st.sents))
+	seen := map[string]bool{}
+	for _, id := range st.ids {
+		clear(seen)
+		for _, k := range st.chunks[id].sents {
+			if terms[k] == nil {
+				terms[k] = t.Terms(st.sents[k])
+			}
+			for _, w := range terms[k] {
+				if !seen[w] {
+					seen[w] = true
+					t.DF[w]++
+				}
+			}
+		}
+	}
+	return t
+}

@@ -65,8 +65,11 @@ type contextSetFn struct {
 	Cfg Config
 
 	res                                  *Resources
+	terms                                []string
+	termIdx                              []int
 	sets, empty, cands, reranked, ctxs   counter.Counter
 	missing, millis, genEvals, discPairs counter.Counter
+	ctxPairs                             counter.Counter
 	encoded                              counter.Counter
 	prog                                 *progress.Reporter
 }
@@ -76,6 +79,10 @@ func (f *contextSetFn) Setup(ctx context.Context) error {
 	if f.res, err = f.Cfg.open(ctx); err != nil {
 		return err
 	}
+	if err := f.res.Engine.Check(f.Cfg.Settings); err != nil {
+		return err
+	}
+	f.terms, f.termIdx = f.res.Engine.SetTerms(f.Cfg.Settings)
 	f.sets = counter.New("harvest", "context_sets")
 	f.empty = counter.New("harvest", "context_sets_empty")
 	f.cands = counter.New("harvest", "candidate_contexts")
@@ -85,6 +92,7 @@ func (f *contextSetFn) Setup(ctx context.Context) error {
 	f.millis = counter.New("harvest", "stage_ms_context_sets")
 	f.genEvals = counter.New("harvest", "gen_evals_context_sets")
 	f.discPairs = counter.New("harvest", "disc_pairs_context_sets")
+	f.ctxPairs = counter.New("harvest", "ctx_pairs_context_sets")
 	f.encoded = counter.New("harvest", "sentences_encoded")
 	f.prog = progress.New("harvest", "context sets")
 	return nil
@@ -109,6 +117,7 @@ func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 	f.missing.Inc(ctx, int64(info.MissingChunks))
 	f.genEvals.Inc(ctx, info.Work.GenEvals)
 	f.discPairs.Inc(ctx, info.Work.DiscPairs)
+	f.ctxPairs.Inc(ctx, info.Work.CtxPairs)
 	f.encoded.Inc(ctx, info.Work.SentencesEncoded)
 	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
 	f.prog.Add(1)
@@ -119,9 +128,10 @@ func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 				len(hits), info.Candidates, info.MissingChunks), Record: clip(r.Text, 200)})
 		return nil
 	}
-	out := schemas.ContextSet{SentenceID: r.SentenceID, Text: r.Text, Contexts: make([]schemas.ScoredContext, len(set))}
+	out := schemas.ContextSet{SentenceID: r.SentenceID, Text: r.Text, Terms: f.terms,
+		Contexts: make([]schemas.ScoredContext, len(set))}
 	for i := range set {
-		out.Contexts[i] = set[i].Ref()
+		out.Contexts[i] = set[i].Ref(f.termIdx)
 	}
 	f.sets.Inc(ctx, 1)
 	f.ctxs.Inc(ctx, int64(len(set)))

@@ -43,10 +43,19 @@ type halfPair struct {
 	Missing bool
 }
 
-// pairJob is a pair with both context sets.
+// pairJob is a pair with both context sets. Reused marks a pair whose
+// Eq. 4 value an earlier harvest computed from the same two context sets
+// (with the same models and settings): PrevContext and PrevContexts are
+// kept, and only the lexical part and the label are computed again (they
+// depend on the corpus's document frequencies, which may have changed).
 type pairJob struct {
-	Pair       Pair
-	SetA, SetB schemas.ContextSet
+	Pair         Pair
+	SetA, SetB   schemas.ContextSet
+	Reused       bool
+	PrevContext  float32
+	PrevContexts int32
+	// PrevIndex is the fingerprint of the index the reused sets came from.
+	PrevIndex string
 }
 
 func keyContextSet(c schemas.ContextSet) (string, schemas.ContextSet) { return c.SentenceID, c }
@@ -71,15 +80,16 @@ func Label(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled
 
 // LabelReusing is Label, except that a pair whose label in prev
 // (schemas.LabeledPair, from an earlier harvest with the same models and
-// settings) was computed from the same two context sets gets that label
-// copied instead of computed again.
+// settings) was computed from the same two context sets keeps that label's
+// Eq. 4 value instead of computing it again; its lexical part and label are
+// computed anew, since the corpus's document frequencies may have changed.
 func LabelReusing(s beam.Scope, cfg LabelConfig, pairs, sets, prev beam.PCollection) (labeled, dead beam.PCollection) {
 	s = s.Scope("harvest.LabelReusing")
 	jobs, dead1 := joinSets(s, pairs, sets)
-	todo, copied := beam.ParDo2(s, &reuseLabelFn{}, beam.CoGroupByKey(s,
+	todo := beam.ParDo(s, &reuseLabelFn{}, beam.CoGroupByKey(s,
 		beam.ParDo(s, keyJobByID, jobs), beam.ParDo(s, keyLabeledPair, prev)))
 	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, todo)
-	return beam.Flatten(s, labeled, copied), beam.Flatten(s, dead1, dead2)
+	return labeled, beam.Flatten(s, dead1, dead2)
 }
 
 // joinSets joins each pair with its sentences' context sets.
@@ -146,6 +156,7 @@ type labelFn struct {
 	res                    *Resources
 	settings               string
 	labeled, millis, evals counter.Counter
+	ctxPairs               counter.Counter
 	hist                   [20]counter.Counter
 	strata                 map[string]counter.Counter
 	prog                   *progress.Reporter
@@ -156,10 +167,14 @@ func (f *labelFn) Setup(ctx context.Context) error {
 	if f.res, err = f.Cfg.open(ctx); err != nil {
 		return err
 	}
+	if err := f.res.Engine.Check(f.Cfg.Settings); err != nil {
+		return err
+	}
 	f.settings = f.Cfg.Settings.JSON()
 	f.labeled = counter.New("harvest", "pairs_labeled")
 	f.millis = counter.New("harvest", "stage_ms_labels")
 	f.evals = counter.New("harvest", "gen_evals_labels")
+	f.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
 	for i := range f.hist {
 		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
 	}
@@ -187,25 +202,28 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	emitDead func(schemas.DeadLetter)) error {
 	t0 := time.Now()
 	e := f.res.Engine
-	a, err := e.Resolve(j.SetA.Contexts)
+	if j.Reused {
+		lexical := float64(float32(e.Lexical(false).Cosine(j.SetA.Text, j.SetB.Text)))
+		row := f.row(j, hv.PairLabel{Context: float64(j.PrevContext), Lexical: lexical,
+			Label: hv.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical), Contexts: int(j.PrevContexts)})
+		row.IndexFingerprint = j.PrevIndex
+		emit(row)
+		return nil
+	}
+	a, err := e.Resolve(j.SetA.Contexts, j.SetA.Terms)
 	if err == nil {
 		var b []hv.Cand
-		b, err = e.Resolve(j.SetB.Contexts)
+		b, err = e.Resolve(j.SetB.Contexts, j.SetB.Terms)
 		if err == nil {
-			lab, n, work := e.Label(j.SetA.Text, j.SetB.Text, a, b, f.Cfg.Settings)
-			f.evals.Inc(ctx, work.GenEvals)
+			lab := e.Label(j.SetA.Text, j.SetB.Text, a, b, f.Cfg.Settings)
+			f.evals.Inc(ctx, lab.Work.GenEvals)
+			f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
 			f.labeled.Inc(ctx, 1)
-			f.hist[histIndex(lab)].Inc(ctx, 1)
+			f.hist[histIndex(lab.Label)].Inc(ctx, 1)
 			f.strata[j.Pair.Stratum].Inc(ctx, 1)
 			f.millis.Inc(ctx, time.Since(t0).Milliseconds())
 			f.prog.Add(1)
-			emit(schemas.LabeledPair{
-				PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
-				Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab),
-				Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(n),
-				ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
-				Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
-			})
+			emit(f.row(j, lab))
 			return nil
 		}
 	}
@@ -214,6 +232,18 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	emitDead(schemas.DeadLetter{Stage: "harvest", Source: j.Pair.ID, Reason: "unresolved_context",
 		Detail: err.Error(), Record: j.Pair.A + " " + j.Pair.B})
 	return nil
+}
+
+// row is the output record of a labeled pair.
+func (f *labelFn) row(j pairJob, lab hv.PairLabel) schemas.LabeledPair {
+	return schemas.LabeledPair{
+		PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
+		Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab.Label),
+		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical),
+		Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(lab.Contexts),
+		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
+		Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
+	}
 }
 
 func (f *labelFn) Teardown() {

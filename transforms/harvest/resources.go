@@ -94,7 +94,12 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 			e.err = err
 			return
 		}
-		r := &Resources{Engine: hv.NewEngine(m.Tok, m.Disc, m.Gen, st), Models: m}
+		eng, err := m.Engine(st)
+		if err != nil {
+			e.err = err
+			return
+		}
+		r := &Resources{Engine: eng, Models: m}
 		if p.Index != "" {
 			if r.Index, err = index.Open(ctx, p.Index); err != nil {
 				e.err = err

@@ -10,12 +10,13 @@ import (
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
-// Reuse across harvests. A label is a function of the two sentences, their
+// Reuse across harvests. Eq. 4 is a function of the two sentences, their
 // context sets and the models, and a context set is a function of the
 // sentence, the index it was retrieved from and the models. An incremental
 // refresh keeps the context sets of sentences it has already harvested, so
-// any pair it samples again between such sentences would get the label it
-// got before: it is copied, not recomputed.
+// any pair it samples again between such sentences would get the Eq. 4
+// value it got before: it is copied, not recomputed. (The lexical part of
+// a hybrid label depends on the whole corpus and is computed again.)
 
 func init() {
 	register.Function1x2[schemas.Sentence, string, schemas.Sentence](keySentence)
@@ -28,8 +29,8 @@ func init() {
 		func(*string) bool, func(schemas.Sentence), func(schemas.Sentence), func(schemas.ContextSet)](&reuseSetsFn{})
 	register.Iter1[bool]()
 	register.Emitter2[string, string]()
-	register.DoFn6x0[context.Context, string, func(*pairJob) bool, func(*schemas.LabeledPair) bool,
-		func(pairJob), func(schemas.LabeledPair)](&reuseLabelFn{})
+	register.DoFn5x0[context.Context, string, func(*pairJob) bool, func(*schemas.LabeledPair) bool,
+		func(pairJob)](&reuseLabelFn{})
 	register.Iter1[pairJob]()
 	register.Emitter1[pairJob]()
 	register.Iter1[schemas.Sentence]()
@@ -123,8 +124,9 @@ func (f *reuseSetsFn) ProcessElement(ctx context.Context, _ string, sents func(*
 
 func keyJobByID(j pairJob) (string, pairJob) { return j.Pair.ID, j }
 
-// reuseLabelFn copies a previous label computed from the same context
-// sets, and passes the other pairs on to be labeled.
+// reuseLabelFn marks the pairs whose Eq. 4 value a previous harvest
+// computed from the same context sets (keeping that value), and passes
+// every pair on to be labeled.
 type reuseLabelFn struct {
 	copied, fresh counter.Counter
 }
@@ -135,7 +137,7 @@ func (f *reuseLabelFn) Setup() {
 }
 
 func (f *reuseLabelFn) ProcessElement(ctx context.Context, _ string, jobs func(*pairJob) bool,
-	prev func(*schemas.LabeledPair) bool, emitJob func(pairJob), emitCopied func(schemas.LabeledPair)) {
+	prev func(*schemas.LabeledPair) bool, emitJob func(pairJob)) {
 	var j pairJob
 	if !jobs(&j) {
 		return // a pair of the earlier harvest not sampled now
@@ -143,8 +145,8 @@ func (f *reuseLabelFn) ProcessElement(ctx context.Context, _ string, jobs func(*
 	var lp schemas.LabeledPair
 	if prev(&lp) && lp.ContextsDigest == ContextsDigest(j.SetA, j.SetB) {
 		f.copied.Inc(ctx, 1)
-		lp.Stratum = j.Pair.Stratum // the stratum follows the current sampling
-		emitCopied(lp)
+		j.Reused, j.PrevContext, j.PrevContexts, j.PrevIndex = true, lp.LabelContext, lp.NumContexts, lp.IndexFingerprint
+		emitJob(j)
 		return
 	}
 	f.fresh.Inc(ctx, 1)

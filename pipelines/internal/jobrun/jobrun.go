@@ -5,6 +5,7 @@ package jobrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -138,18 +139,40 @@ func (c Counters) Reconcile(total string, parts ...string) error {
 // ReadTable reads every row of a Parquet table written by a job
 // (dir/part-*.parquet), local or remote.
 func ReadTable[T any](ctx context.Context, dir string) ([]T, error) {
-	files, err := parquetio.Glob(ctx, remote.Join(dir, "part-*.parquet"))
-	if err != nil {
-		return nil, err
-	}
 	var all []T
+	err := ScanTable(ctx, dir, func(v T) bool {
+		all = append(all, v)
+		return true
+	})
+	return all, err
+}
+
+// ScanTable passes the rows of a table written by a job (dir/part-*.parquet,
+// local or remote), file after file, to fn until fn returns false.
+func ScanTable[T any](ctx context.Context, dir string, fn func(T) bool) error {
+	return ScanGlob(ctx, remote.Join(dir, "part-*.parquet"), fn)
+}
+
+// ScanGlob is ScanTable over the Parquet files matching a glob.
+func ScanGlob[T any](ctx context.Context, pattern string, fn func(T) bool) error {
+	files, err := parquetio.Glob(ctx, pattern)
+	if err != nil {
+		return err
+	}
+	stop := errors.New("stop")
 	for _, f := range files {
-		if _, err := parquetio.ReadFile(ctx, f, reflect.TypeOf(*new(T)), func(v any) error {
-			all = append(all, v.(T))
+		_, err := parquetio.ReadFile(ctx, f, reflect.TypeOf(*new(T)), func(v any) error {
+			if !fn(v.(T)) {
+				return stop
+			}
 			return nil
-		}); err != nil {
-			return nil, err
+		})
+		if err == stop {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
-	return all, nil
+	return nil
 }

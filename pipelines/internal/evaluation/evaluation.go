@@ -1,0 +1,492 @@
+// Package evaluation measures label quality directly ("Origin"): for each
+// pair of an STS file it builds C_s1 and C_s2 against the corpus index with
+// the harvest's own code, labels the pair with Eq. 4 (and the hybrid
+// labeler), and reports the Spearman correlation (×100) with the gold
+// scores, beside baselines and ablations computed on the same pairs. It is
+// the evaluate job's body.
+package evaluation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/report"
+	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/contrast"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+)
+
+// VariantHelp describes the variants for a job's usage text.
+const VariantHelp = `  origin           the settings given (--preset plus overrides)
+  paper            the paper's terms, rerank and similarity (disc + to_s +
+                   to_left + to_right, cosine) at the same depth
+  no_disc          without the coherence term (its weight set to 0)
+  no_left_right    without the left and right context terms
+  disc_only        the coherence term alone
+  random_contexts  random corpus contexts instead of retrieved ones
+  no_diversity     without the one-per-chunk and Jaccard constraints
+  set_N            |C_s| = N (R raised to 2N when smaller)
+  pearson, cosine  Eq. 4 with this similarity
+  lambda(t:w,...)  Eq. 3 with these weights, e.g. lambda(ctx:1,disc:0.5)
+  rerank_by(t)     candidates ranked by term t down to R
+  signal_N         S(s1, c) and S(s2, c) on the first N contexts retrieved
+                   for s1, without reranking or C_s (an early model check)`
+
+// Variant is a named change of the base settings.
+type Variant struct {
+	Name     string      `json:"name"`
+	Settings hv.Settings `json:"settings"`
+}
+
+// Result is one row of the table: a baseline or a variant.
+type Result struct {
+	Name string `json:"name"`
+	// Spearman100 is the label's Spearman ×100: Eq. 4 for a variant whose
+	// labeler is origin, the hybrid for one whose labeler is hybrid, the
+	// similarity itself for a baseline.
+	Spearman100 float64 `json:"spearman_x100"`
+	Labeler     string  `json:"labeler,omitempty"`
+	// Eq4Spearman100 is Eq. 4 alone (pure Origin), and
+	// Eq4OtherSpearman100 the same contexts under the other similarity
+	// (pearson when the variant uses cosine, and back).
+	Eq4Spearman100      *float64 `json:"eq4_spearman_x100,omitempty"`
+	Eq4OtherSpearman100 *float64 `json:"eq4_spearman_x100_other_similarity,omitempty"`
+	OtherSimilarity     string   `json:"other_similarity,omitempty"`
+	Pairs               int      `json:"pairs"`
+	MeanContexts        float64  `json:"mean_union_contexts,omitempty"`
+	MeanSetSize         float64  `json:"mean_set_size,omitempty"`
+	GenEvalsPair        float64  `json:"gen_evals_per_pair,omitempty"`
+	CtxPairsPair        float64  `json:"ctx_pairs_per_pair,omitempty"`
+	Seconds             float64  `json:"seconds,omitempty"`
+	Settings            any      `json:"settings,omitempty"`
+	Note                string   `json:"note,omitempty"`
+}
+
+// Resources are what an evaluation reads: the chunk store with an engine
+// over it, the models, and a search function over the index.
+type Resources struct {
+	Engine *hv.Engine
+	Models *hv.Models
+	Search func(ctx context.Context, text string, k int) ([]schemas.Hit, error)
+}
+
+// Config is one evaluation.
+type Config struct {
+	// Pairs are the STS pairs to label.
+	Pairs    []sts.Pair
+	Base     hv.Settings
+	Variants []Variant
+	// Workers is the number of pairs labeled at once (0: one per CPU).
+	Workers int
+	// Seed drives the random-context ablation.
+	Seed uint64
+	// Progress, when set, receives a line now and then.
+	Progress io.Writer
+}
+
+// Output is an evaluation's results and every pair's predictions.
+type Output struct {
+	Results []Result
+	// Columns names the prediction columns: the baselines, then for each
+	// variant its label and its Eq. 4 value.
+	Columns []string
+	// Pred[c][i] is column c's prediction for pair i.
+	Pred [][]float64
+	Gold []float64
+}
+
+// Run labels every pair under every variant and computes the baselines.
+func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
+	e := res.Engine
+	for _, v := range cfg.Variants {
+		if err := e.Check(v.Settings); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+	}
+	pairs := cfg.Pairs
+	out := &Output{Gold: make([]float64, len(pairs))}
+	for i, p := range pairs {
+		out.Gold[i] = p.Gold
+	}
+	// Baselines.
+	for _, b := range baselines(res.Models, e) {
+		pred := make([]float64, len(pairs))
+		for i, p := range pairs {
+			pred[i] = b.sim(p.S1, p.S2)
+		}
+		out.Results = append(out.Results, Result{Name: b.name, Spearman100: 100 * hv.Spearman(pred, out.Gold),
+			Pairs: len(pairs), Note: b.note})
+		out.Columns = append(out.Columns, b.name)
+		out.Pred = append(out.Pred, pred)
+	}
+
+	maxK := 0
+	for _, v := range cfg.Variants {
+		maxK = max(maxK, v.Settings.TopK)
+	}
+	nv := len(cfg.Variants)
+	labels, eq4, other := grid(nv, len(pairs)), grid(nv, len(pairs)), grid(nv, len(pairs))
+	type acc struct {
+		union, setSize  float64
+		evals, ctxPairs int64
+		seconds         float64
+	}
+	accs := make([]acc, nv)
+	var mu sync.Mutex
+	n := cfg.Workers
+	if n <= 0 {
+		n = max(1, runtime.NumCPU())
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var firstErr error
+	var done int
+	start, tick := time.Now(), time.Now()
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				p := pairs[i]
+				h1, err1 := res.Search(ctx, p.S1, maxK)
+				h2, err2 := res.Search(ctx, p.S2, maxK)
+				if err := errors.Join(err1, err2); err != nil {
+					mu.Lock()
+					firstErr = errors.Join(firstErr, err)
+					mu.Unlock()
+					continue
+				}
+				for vi, v := range cfg.Variants {
+					t0 := time.Now()
+					st := v.Settings
+					var va, vb []float64
+					var union, setSize float64
+					var work hv.Stats
+					if strings.HasPrefix(v.Name, "signal_") {
+						va, vb, work = signal(e, p.S1, p.S2, h1, st)
+						union, setSize = float64(len(va)), float64(len(va))
+					} else {
+						a, ia := e.ContextSet(p.S1, h1[:min(len(h1), st.TopK)], st, pairSeed(cfg.Seed, p.S1))
+						b, ib := e.ContextSet(p.S2, h2[:min(len(h2), st.TopK)], st, pairSeed(cfg.Seed, p.S2))
+						var lw hv.Stats
+						va, vb, lw = e.LabelVectors(p.S1, p.S2, a, b, st)
+						union, setSize = float64(len(va)), float64(len(a)+len(b))/2
+						// Work computed for this variant; what it found
+						// cached from earlier variants is not counted.
+						work = ia.Work
+						work.GenEvals += ib.Work.GenEvals + lw.GenEvals
+						work.CtxPairs += ib.Work.CtxPairs + lw.CtxPairs
+					}
+					eq4[vi][i] = hv.Similarity(va, vb, st.Similarity)
+					other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
+					labels[vi][i] = eq4[vi][i]
+					if st.Labeler == hv.LabelerHybrid {
+						labels[vi][i] = hv.Hybrid(eq4[vi][i], e.Lexical(false).Cosine(p.S1, p.S2))
+					}
+					mu.Lock()
+					accs[vi].union += union
+					accs[vi].setSize += setSize
+					accs[vi].evals += work.GenEvals
+					accs[vi].ctxPairs += work.CtxPairs
+					accs[vi].seconds += time.Since(t0).Seconds()
+					mu.Unlock()
+				}
+				mu.Lock()
+				done++
+				if cfg.Progress != nil && time.Since(tick) > 10*time.Second {
+					tick = time.Now()
+					fmt.Fprintf(cfg.Progress, "evaluate: %d/%d pairs (%.0fs)\n", done, len(pairs), time.Since(start).Seconds())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range pairs {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	np := float64(len(pairs))
+	for vi, v := range cfg.Variants {
+		e4 := 100 * hv.Spearman(eq4[vi], out.Gold)
+		o4 := 100 * hv.Spearman(other[vi], out.Gold)
+		out.Results = append(out.Results, Result{Name: v.Name, Spearman100: 100 * hv.Spearman(labels[vi], out.Gold),
+			Labeler: v.Settings.Labeler, Eq4Spearman100: &e4, Eq4OtherSpearman100: &o4,
+			OtherSimilarity: otherSim(v.Settings.Similarity), Pairs: len(pairs),
+			MeanContexts: accs[vi].union / np, MeanSetSize: accs[vi].setSize / np,
+			GenEvalsPair: float64(accs[vi].evals) / np, CtxPairsPair: float64(accs[vi].ctxPairs) / np,
+			Seconds: accs[vi].seconds, Settings: v.Settings})
+		out.Columns = append(out.Columns, v.Name, v.Name+":eq4")
+		out.Pred = append(out.Pred, labels[vi], eq4[vi])
+	}
+	return out, nil
+}
+
+func grid(n, m int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, m)
+	}
+	return out
+}
+
+// baseline is a similarity that needs no contexts.
+type baseline struct {
+	name, note string
+	sim        func(a, b string) float64
+}
+
+// baselines are the unigram TF-IDF cosine (IDF over the corpus chunks), its
+// stemmed variant, the contrastive model's own sentence-vector cosine when
+// that model is loaded, and the IDF-weighted mean of the coherence model's
+// subword embeddings when that model is loaded.
+func baselines(m *hv.Models, e *hv.Engine) []baseline {
+	tf, stem := e.Lexical(false), e.Lexical(true)
+	out := []baseline{
+		{"tfidf", "unigram TF-IDF cosine, IDF over the corpus chunks", tf.Cosine},
+		{"tfidf_stem", "the same over Porter stems", stem.Cosine},
+	}
+	if m.Ctx != nil {
+		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)",
+			func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }})
+	}
+	if m.Disc != nil {
+		emb, dim := m.Disc.SubwordEmbeddings()
+		out = append(out, baseline{"mean_word_vectors", "IDF-weighted mean of the coherence model's subword embeddings",
+			func(a, b string) float64 {
+				return hv.Similarity(tf.MeanWordVector(emb, dim, m.Tok.Encode, a), tf.MeanWordVector(emb, dim, m.Tok.Encode, b), "cosine")
+			}})
+	}
+	return out
+}
+
+// signal scores both sentences on the first st.SetSize contexts of s1's
+// retrieved chunks and compares the score vectors.
+func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (va, vb []float64, w hv.Stats) {
+	cands, _ := e.Candidates(h1)
+	cands = cands[:min(len(cands), st.SetSize)]
+	other := append([]hv.Cand(nil), cands...)
+	w = e.Score(s1, cands, st.Lambda)
+	w2 := e.Score(s2, other, st.Lambda)
+	w.GenEvals += w2.GenEvals
+	w.CtxPairs += w2.CtxPairs
+	va, vb = make([]float64, len(cands)), make([]float64, len(cands))
+	for i := range cands {
+		va[i], vb[i] = float64(cands[i].S), float64(other[i].S)
+	}
+	return va, vb, w
+}
+
+func otherSim(s string) string {
+	if s == "pearson" {
+		return "cosine"
+	}
+	return "pearson"
+}
+
+func pairSeed(seed uint64, s string) uint64 {
+	h := fnv.New64a()
+	io.WriteString(h, s)
+	return seed ^ h.Sum64()
+}
+
+// SplitVariants splits a comma-separated list of variants, keeping the
+// commas inside parentheses (lambda(ctx:1,disc:1)).
+func SplitVariants(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range v {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				if s := strings.TrimSpace(v[start:i]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+	}
+	if s := strings.TrimSpace(v[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// argOf returns the argument of name(arg), or false.
+func argOf(v, name string) (string, bool) {
+	if !strings.HasPrefix(v, name+"(") || !strings.HasSuffix(v, ")") {
+		return "", false
+	}
+	return v[len(name)+1 : len(v)-1], true
+}
+
+// MakeVariants turns variant names into settings derived from base.
+func MakeVariants(base hv.Settings, names []string) ([]Variant, error) {
+	var out []Variant
+	for _, n := range names {
+		s := base
+		s.Lambda = copyLambda(base.Lambda)
+		if arg, ok := argOf(n, "lambda"); ok {
+			l, err := hv.ParseLambda(arg)
+			if err != nil {
+				return nil, fmt.Errorf("--variants: %q: %w", n, err)
+			}
+			s.Lambda = l
+		} else if arg, ok := argOf(n, "rerank_by"); ok {
+			s.RerankBy = strings.TrimSpace(arg)
+		} else {
+			switch {
+			case n == "origin":
+			case n == "paper":
+				p := hv.Paper()
+				s.Lambda, s.RerankBy, s.Similarity, s.Labeler = p.Lambda, p.RerankBy, p.Similarity, p.Labeler
+			case n == "no_disc":
+				delete(s.Lambda, hv.TermDisc)
+			case n == "no_left_right":
+				delete(s.Lambda, hv.TermToLeft)
+				delete(s.Lambda, hv.TermToRight)
+			case n == "disc_only":
+				s.Lambda = map[string]float64{hv.TermDisc: 1}
+			case n == "random_contexts":
+				s.RandomContexts = true
+			case n == "no_diversity":
+				s.Diversity = false
+			case n == "pearson" || n == "cosine":
+				s.Similarity = n
+			case strings.HasPrefix(n, "signal_"):
+				// The early check of the models: S(s1, c) and S(s2, c)
+				// over the first N contexts retrieved for s1, no reranking.
+				k, err := strconv.Atoi(strings.TrimPrefix(n, "signal_"))
+				if err != nil || k < 1 {
+					return nil, fmt.Errorf("--variants: bad context count in %q", n)
+				}
+				s.SetSize, s.Rerank = k, max(k, s.Rerank)
+			case strings.HasPrefix(n, "set_"):
+				k, err := strconv.Atoi(strings.TrimPrefix(n, "set_"))
+				if err != nil || k < 1 {
+					return nil, fmt.Errorf("--variants: bad set size in %q", n)
+				}
+				s.SetSize = k
+				s.Rerank = max(s.Rerank, 2*k)
+			default:
+				return nil, fmt.Errorf("--variants: unknown variant %q", n)
+			}
+		}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", n, err)
+		}
+		out = append(out, Variant{n, s})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--variants: none given")
+	}
+	return out, nil
+}
+
+func copyLambda(l map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(l))
+	for k, v := range l {
+		out[k] = v
+	}
+	return out
+}
+
+// Table writes the results as a table.
+func Table(w io.Writer, rs []Result) {
+	fmt.Fprintf(w, "%-28s %14s %12s %18s %6s %9s %9s %14s %12s %8s\n", "variant", "Spearman x100", "Eq. 4 alone",
+		"Eq. 4, other sim.", "pairs", "mean |C_s|", "mean |C|", "gen evals/pair", "ctx pairs/pair", "seconds")
+	for _, r := range rs {
+		if r.Eq4Spearman100 == nil {
+			fmt.Fprintf(w, "%-28s %14.2f %12s %18s %6d\n", r.Name, r.Spearman100, "-", "-", r.Pairs)
+			continue
+		}
+		name := r.Name
+		if r.Labeler != "" {
+			name += " (" + r.Labeler + ")"
+		}
+		fmt.Fprintf(w, "%-28s %14.2f %12.2f %12.2f (%s) %6d %9.1f %9.1f %14.0f %12.0f %8.0f\n", name, r.Spearman100,
+			*r.Eq4Spearman100, *r.Eq4OtherSpearman100, r.OtherSimilarity[:3], r.Pairs, r.MeanSetSize, r.MeanContexts,
+			r.GenEvalsPair, r.CtxPairsPair, r.Seconds)
+	}
+}
+
+// Report builds the evaluation's report: the table of baselines and
+// variants, and the label of Origin (the first variant, Eq. 4 alone), of
+// its label under its labeler when that differs, and of the TF-IDF cosine
+// plotted against the gold score.
+func (o *Output) Report(title, source string) (*report.Report, error) {
+	r := report.New(title)
+	r.Text("STS file: %s, %d pairs. Spearman ×100 against the gold scores; each variant's label under its labeler, "+
+		"Eq. 4 alone (pure Origin) and Eq. 4 under the other similarity.", source, len(o.Gold))
+	var rows [][]string
+	for _, x := range o.Results {
+		row := []string{x.Name, fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}
+		if x.Eq4Spearman100 != nil {
+			row = []string{x.Name + " (" + x.Labeler + ")", fmt.Sprintf("%.2f", x.Spearman100),
+				fmt.Sprintf("%.2f", *x.Eq4Spearman100), fmt.Sprintf("%.2f (%s)", *x.Eq4OtherSpearman100, x.OtherSimilarity),
+				fmt.Sprintf("%.1f", x.MeanContexts), fmt.Sprintf("%.0f", x.GenEvalsPair), fmt.Sprintf("%.0f", x.CtxPairsPair),
+				fmt.Sprintf("%.0f", x.Seconds)}
+		}
+		rows = append(rows, row)
+	}
+	r.Table([]string{"row", "Spearman ×100", "Eq. 4 alone", "Eq. 4, other similarity", "mean |C|", "gen. evals/pair",
+		"ctx scores/pair", "seconds"}, rows)
+	col := func(name string) []float64 {
+		for i, c := range o.Columns {
+			if c == name {
+				return o.Pred[i]
+			}
+		}
+		return nil
+	}
+	var first *Result
+	for i := range o.Results {
+		if o.Results[i].Eq4Spearman100 != nil {
+			first = &o.Results[i]
+			break
+		}
+	}
+	type panel struct {
+		name, column string
+		sp           float64
+	}
+	var panels []panel
+	if first != nil {
+		panels = append(panels, panel{"Origin (" + first.Name + ", Eq. 4 alone)", first.Name + ":eq4", *first.Eq4Spearman100})
+		if first.Labeler == "hybrid" {
+			panels = append(panels, panel{"Hybrid (" + first.Name + ")", first.Name, first.Spearman100})
+		}
+	}
+	for _, x := range o.Results {
+		if x.Name == "tfidf" {
+			panels = append(panels, panel{"TF-IDF cosine", "tfidf", x.Spearman100})
+		}
+	}
+	r.Heading("Labels against gold scores")
+	for _, p := range panels {
+		pl, err := report.Scatter(fmt.Sprintf("%s: Spearman ×100 = %.2f", p.name, p.sp), "gold score", "label", o.Gold, col(p.column))
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Plot(pl, 6, 4.5, p.name+" against the gold score"); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}

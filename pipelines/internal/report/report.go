@@ -1,0 +1,298 @@
+// Package report writes the self-contained report.html that harvest,
+// evaluation, surrogate and refresh runs leave beside their outputs: text,
+// tables and plots (drawn with gonum/plot and embedded as PNG data), in one
+// file a person can open in any browser, with nothing to fetch.
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Report is a page under construction.
+type Report struct {
+	title  string
+	blocks []string
+	images int
+}
+
+// New starts a report titled title.
+func New(title string) *Report { return &Report{title: title} }
+
+// Heading adds a section heading.
+func (r *Report) Heading(text string) {
+	r.blocks = append(r.blocks, "<h2>"+html.EscapeString(text)+"</h2>")
+}
+
+// Text adds a paragraph.
+func (r *Report) Text(format string, args ...any) {
+	r.blocks = append(r.blocks, "<p>"+html.EscapeString(fmt.Sprintf(format, args...))+"</p>")
+}
+
+// Pre adds preformatted text.
+func (r *Report) Pre(text string) {
+	r.blocks = append(r.blocks, "<pre>"+html.EscapeString(text)+"</pre>")
+}
+
+// Table adds a table with a header row.
+func (r *Report) Table(header []string, rows [][]string) {
+	var b strings.Builder
+	b.WriteString("<table><thead><tr>")
+	for _, h := range header {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for _, c := range row {
+			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table>")
+	r.blocks = append(r.blocks, b.String())
+}
+
+// Plot renders p (w×h inches) as a PNG image in the page, described by alt.
+func (r *Report) Plot(p *plot.Plot, w, h float64, alt string) error {
+	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, "png")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	r.images++
+	r.blocks = append(r.blocks, fmt.Sprintf(`<figure><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>`,
+		html.EscapeString(alt), base64.StdEncoding.EncodeToString(buf.Bytes()), html.EscapeString(alt)))
+	return nil
+}
+
+// Images is the number of plots added.
+func (r *Report) Images() int { return r.images }
+
+// HTML returns the page. A script marks on <body> how many of its images
+// loaded (data-images-loaded="k/n"), for browser tests.
+func (r *Report) HTML() []byte {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(r.title) + `</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.4}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td{max-width:60em}
+pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;font-size:.88em}
+figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#555}
+</style></head>
+<body data-images-loaded="pending">
+<h1>` + html.EscapeString(r.title) + `</h1>
+<p class="generated">Generated ` + time.Now().UTC().Format(time.RFC3339) + `.</p>
+`)
+	for _, blk := range r.blocks {
+		b.WriteString(blk)
+		b.WriteString("\n")
+	}
+	b.WriteString(`<script>
+window.addEventListener("load", function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute("data-images-loaded", ok + "/" + imgs.length);
+});
+</script>
+</body></html>
+`)
+	return []byte(b.String())
+}
+
+// Series is a named line of (x, y) points.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// Level is a named horizontal line.
+type Level struct {
+	Name string
+	Y    float64
+}
+
+var palette = []color.Color{
+	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
+	color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255},
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.Legend.Top = true
+	return p
+}
+
+// Bars is a bar chart of counts over labelled bins, in their order.
+func Bars(title, xLabel, yLabel string, labels []string, counts []float64) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, yLabel)
+	bars, err := plotter.NewBarChart(plotter.Values(counts), vg.Points(max(4, 360/float64(max(len(counts), 1)))))
+	if err != nil {
+		return nil, err
+	}
+	bars.Color = palette[0]
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	p.NominalX(thin(labels, 10)...)
+	return p, nil
+}
+
+// thin keeps every k-th label (blanking the others) so that at most n show.
+func thin(labels []string, n int) []string {
+	out := append([]string(nil), labels...)
+	if len(out) <= n {
+		return out
+	}
+	k := (len(out) + n - 1) / n
+	for i := range out {
+		if i%k != 0 {
+			out[i] = ""
+		}
+	}
+	return out
+}
+
+// Histograms overlays the histograms of several groups of values over
+// [lo, hi) in bins bins, as lines of the fraction of each group per bin.
+func Histograms(title, xLabel string, groups map[string][]float64, lo, hi float64, bins int) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, "fraction of the group")
+	names := sortedKeys(groups)
+	for i, name := range names {
+		vs := groups[name]
+		if len(vs) == 0 {
+			continue
+		}
+		counts := make([]float64, bins)
+		for _, v := range vs {
+			k := int(math.Floor((v - lo) / (hi - lo) * float64(bins)))
+			counts[min(max(k, 0), bins-1)]++
+		}
+		pts := make(plotter.XYs, bins)
+		for k := range counts {
+			pts[k].X = lo + (float64(k)+0.5)*(hi-lo)/float64(bins)
+			pts[k].Y = counts[k] / float64(len(vs))
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", name, len(vs)), l)
+	}
+	return p, nil
+}
+
+// Boxes is a box plot of each group's values, groups in the given order.
+func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*plot.Plot, error) {
+	p := newPlot(title, "", yLabel)
+	var shown []string
+	for _, name := range names {
+		vs := groups[name]
+		if len(vs) == 0 {
+			continue
+		}
+		b, err := plotter.NewBoxPlot(vg.Points(30), float64(len(shown)), plotter.Values(vs))
+		if err != nil {
+			return nil, err
+		}
+		b.FillColor = palette[len(shown)%len(palette)]
+		p.Add(b)
+		shown = append(shown, fmt.Sprintf("%s (%d)", name, len(vs)))
+	}
+	p.NominalX(shown...)
+	return p, nil
+}
+
+// Scatter plots y against x.
+func Scatter(title, xLabel, yLabel string, x, y []float64) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, yLabel)
+	pts := make(plotter.XYs, len(x))
+	for i := range x {
+		pts[i].X, pts[i].Y = x[i], y[i]
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	s.GlyphStyle.Radius = vg.Points(1.5)
+	s.GlyphStyle.Shape = draw.CircleGlyph{}
+	s.GlyphStyle.Color = color.RGBA{31, 119, 180, 140}
+	p.Add(s)
+	return p, nil
+}
+
+// Curves draws each series as a line with points, and each level as a
+// dashed horizontal line across the series' x range; logX puts x on a
+// logarithmic scale.
+func Curves(title, xLabel, yLabel string, series []Series, levels []Level, logX bool) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, yLabel)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, x := range s.X {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	if logX && lo > 0 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	for i, s := range series {
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j].X, pts[j].Y = s.X[j], s.Y[j]
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, sc.Color = palette[i%len(palette)], palette[i%len(palette)]
+		p.Add(l, sc)
+		p.Legend.Add(s.Name, l, sc)
+	}
+	for i, lv := range levels {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lv.Y}, {X: hi, Y: lv.Y}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = palette[(len(series)+i)%len(palette)]
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s %.1f", lv.Name, lv.Y), l)
+	}
+	return p, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,297 @@
+package harvest
+
+import (
+	"sync"
+
+	"github.com/ctxsim/ctxsim/scoring/contrast"
+	"github.com/ctxsim/ctxsim/scoring/disc"
+	"github.com/ctxsim/ctxsim/scoring/examples"
+	"github.com/ctxsim/ctxsim/scoring/gen"
+	"github.com/ctxsim/ctxsim/scoring/tokenizer"
+)
+
+// Names of the terms of Eq. 3 that the project's scorers compute.
+const (
+	// TermCtx is the contrastive context model's score f(s)·g(c)/τ, an
+	// estimate of log p(s | c) − log p(s) up to a constant per sentence.
+	TermCtx = "ctx"
+	// TermDisc is log p(y=1 | c_<i, s, c_>i), Eq. 1.
+	TermDisc = "disc"
+	// TermToS is (1/|s|) log p(s | c_<i, c_>i).
+	TermToS = "to_s"
+	// TermToLeft is (1/|c_<i|) log p(c_<i | s, c_>i).
+	TermToLeft = "to_left"
+	// TermToRight is (1/|c_>i|) log p(c_>i | c_<i, s).
+	TermToRight = "to_right"
+)
+
+// A Scorer computes terms of Eq. 3: how well a sentence fits contexts of
+// the corpus. The engine asks it only for what its cache lacks, and knows
+// nothing of its model; a new scorer plugs in by implementing this.
+type Scorer interface {
+	// Terms names the terms the scorer computes, in a fixed order.
+	Terms() []string
+	// Score computes, for sentence s and each candidate cands[i], the terms
+	// whose bit is set in want[i] (bit k for Terms()[k]), writing term k of
+	// candidate i into out[k][i] (out[k] has len(cands) entries), and adds
+	// the work it did to work. It is called from several goroutines at once.
+	Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats)
+}
+
+// TokenCache tokenizes the stored sentences once, for the scorers that read
+// subword tokens.
+type TokenCache struct {
+	Tok   *tokenizer.Tokenizer
+	store *Store
+
+	mu   sync.Mutex
+	toks [][]int32
+}
+
+// NewTokenCache returns an empty cache over the store's sentences.
+func NewTokenCache(tok *tokenizer.Tokenizer, st *Store) *TokenCache {
+	return &TokenCache{Tok: tok, store: st, toks: make([][]int32, st.Sentences())}
+}
+
+// Tokens returns the token IDs of stored sentences.
+func (c *TokenCache) Tokens(ks []int32) [][]int32 {
+	out := make([][]int32, len(ks))
+	var miss []int
+	c.mu.Lock()
+	for i, k := range ks {
+		if out[i] = c.toks[k]; out[i] == nil {
+			miss = append(miss, i)
+		}
+	}
+	c.mu.Unlock()
+	if len(miss) == 0 {
+		return out
+	}
+	for _, i := range miss {
+		out[i] = c.Tok.Encode(c.store.Text(ks[i]))
+	}
+	c.mu.Lock()
+	for _, i := range miss {
+		c.toks[ks[i]] = out[i]
+	}
+	c.mu.Unlock()
+	return out
+}
+
+// DiscScorer computes the coherence term (TermDisc) with the BiLSTM model
+// of Eq. 1: each stored sentence is encoded once and cached, a context is
+// the mean of its sentences' vectors, and a pair costs only the head.
+type DiscScorer struct {
+	Model  *disc.Model
+	tokens *TokenCache
+
+	mu   sync.Mutex
+	vecs [][]float32
+}
+
+// NewDiscScorer returns the coherence scorer over the cache's store.
+func NewDiscScorer(m *disc.Model, tokens *TokenCache) *DiscScorer {
+	return &DiscScorer{Model: m, tokens: tokens, vecs: make([][]float32, len(tokens.toks))}
+}
+
+// Terms implements Scorer.
+func (d *DiscScorer) Terms() []string { return []string{TermDisc} }
+
+// vectors returns the coherence vectors of stored sentences, encoding the
+// missing ones in batches.
+func (d *DiscScorer) vectors(ks []int32, work *Stats) [][]float32 {
+	out := make([][]float32, len(ks))
+	var miss []int32
+	seen := map[int32]bool{}
+	d.mu.Lock()
+	for i, k := range ks {
+		if out[i] = d.vecs[k]; out[i] == nil && !seen[k] {
+			seen[k] = true
+			miss = append(miss, k)
+		}
+	}
+	d.mu.Unlock()
+	if len(miss) == 0 {
+		return out
+	}
+	const batch = 256
+	for b := 0; b < len(miss); b += batch {
+		part := miss[b:min(b+batch, len(miss))]
+		vs := d.Model.Encode(d.tokens.Tokens(part))
+		d.mu.Lock()
+		for j, k := range part {
+			d.vecs[k] = vs[j]
+		}
+		d.mu.Unlock()
+		work.SentencesEncoded += int64(len(part))
+	}
+	d.mu.Lock()
+	for i, k := range ks {
+		out[i] = d.vecs[k]
+	}
+	d.mu.Unlock()
+	return out
+}
+
+// Score implements Scorer.
+func (d *DiscScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {
+	var idx []int
+	for i := range cands {
+		if want[i]&1 != 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	m := d.Model
+	dim := m.VecDim()
+	sv := m.Encode([][]int32{d.tokens.Tok.Encode(s)})[0]
+	work.SentencesEncoded++
+	const batch = 4096
+	l := make([]float32, 0, batch*dim)
+	r := make([]float32, 0, batch*dim)
+	sRep := make([]float32, 0, batch*dim)
+	side := make([]float32, dim)
+	for b := 0; b < len(idx); b += batch {
+		part := idx[b:min(b+batch, len(idx))]
+		var ks []int32
+		for _, i := range part {
+			ks = append(ks, cands[i].Left...)
+			ks = append(ks, cands[i].Right...)
+		}
+		vs := d.vectors(ks, work)
+		l, r, sRep = l[:0], r[:0], sRep[:0]
+		p := 0
+		for _, i := range part {
+			nl, nr := len(cands[i].Left), len(cands[i].Right)
+			disc.MeanVec(side, vs[p:p+nl])
+			l = append(l, side...)
+			disc.MeanVec(side, vs[p+nl:p+nl+nr])
+			r = append(r, side...)
+			p += nl + nr
+			sRep = append(sRep, sv...)
+		}
+		logits := m.Logits(l, sRep, r)
+		for j, i := range part {
+			out[0][i] = disc.LogSigmoid(logits[j])
+		}
+	}
+	work.DiscPairs += int64(len(idx))
+}
+
+// GenScorer computes the three generative terms (TermToS, TermToLeft,
+// TermToRight) with the infilling model, batching every requested
+// (candidate, direction) of a call together.
+type GenScorer struct {
+	Model  *gen.Model
+	tokens *TokenCache
+}
+
+// NewGenScorer returns the generative scorer.
+func NewGenScorer(m *gen.Model, tokens *TokenCache) *GenScorer {
+	return &GenScorer{Model: m, tokens: tokens}
+}
+
+// Terms implements Scorer; term k is examples.Direction(k).
+func (g *GenScorer) Terms() []string { return []string{TermToS, TermToLeft, TermToRight} }
+
+// Score implements Scorer.
+func (g *GenScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {
+	var reqs []gen.Request
+	type slot struct{ cand, term int }
+	var slots []slot
+	var sTok []int32
+	for i := range cands {
+		if want[i] == 0 {
+			continue
+		}
+		if sTok == nil {
+			sTok = g.tokens.Tok.Encode(s)
+		}
+		left, right := g.tokens.Tokens(cands[i].Left), g.tokens.Tokens(cands[i].Right)
+		for k := range 3 {
+			if want[i]&(1<<k) != 0 {
+				reqs = append(reqs, gen.Request{Left: left, S: sTok, Right: right, Dir: examples.Direction(k)})
+				slots = append(slots, slot{i, k})
+			}
+		}
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	lp := g.Model.Score(reqs)
+	for j, sl := range slots {
+		out[sl.term][sl.cand] = lp[j]
+	}
+	work.GenEvals += int64(len(reqs))
+}
+
+// CtxScorer computes TermCtx with the contrastive context model: the
+// context-table sum of each stored sentence is computed once and cached, so
+// a context's vector is the normalised sum of two to four cached vectors
+// and its score one dot product.
+type CtxScorer struct {
+	Model *contrast.Model
+	store *Store
+
+	mu   sync.Mutex
+	sums [][]float32
+}
+
+// NewCtxScorer returns the contrastive scorer over the store's sentences.
+func NewCtxScorer(m *contrast.Model, st *Store) *CtxScorer {
+	return &CtxScorer{Model: m, store: st, sums: make([][]float32, st.Sentences())}
+}
+
+// Terms implements Scorer.
+func (c *CtxScorer) Terms() []string { return []string{TermCtx} }
+
+// sum returns the cached context-table sum of stored sentence k.
+func (c *CtxScorer) sum(k int32, work *Stats) []float32 {
+	c.mu.Lock()
+	v := c.sums[k]
+	c.mu.Unlock()
+	if v != nil {
+		return v
+	}
+	v = c.Model.ContextSum(c.store.Text(k))
+	work.SentencesEncoded++
+	c.mu.Lock()
+	c.sums[k] = v
+	c.mu.Unlock()
+	return v
+}
+
+// ContextVec returns g(c) for a candidate into dst (of the model's width).
+func (c *CtxScorer) ContextVec(dst []float32, cand *Cand, work *Stats) []float32 {
+	clear(dst)
+	for _, side := range [][]int32{cand.Left, cand.Right} {
+		for _, k := range side {
+			for j, x := range c.sum(k, work) {
+				dst[j] += x
+			}
+		}
+	}
+	contrast.Normalize(dst)
+	return dst
+}
+
+// Score implements Scorer.
+func (c *CtxScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {
+	var f []float32
+	g := make([]float32, c.Model.Dim())
+	n := int64(0)
+	for i := range cands {
+		if want[i]&1 == 0 {
+			continue
+		}
+		if f == nil {
+			f = c.Model.SentenceVec(s)
+			work.SentencesEncoded++
+		}
+		out[0][i] = c.Model.Score(f, c.ContextVec(g, &cands[i], work))
+		n++
+	}
+	work.CtxPairs += n
+}

@@ -1,0 +1,128 @@
+package harvest
+
+import (
+	"fmt"
+	"math"
+	"syscall"
+
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+)
+
+// Summary is the summary.json of a harvest, written by bin/harvest and by
+// each bin/refresh version: what was labeled, how the labels spread, and
+// what it cost.
+type Summary struct {
+	// Version is the refresh version the harvest belongs to (refresh only).
+	Version          string      `json:"version,omitempty"`
+	Settings         hv.Settings `json:"settings"`
+	Pairs            PairConfig  `json:"pair_sampler"`
+	ModelFingerprint string      `json:"model_fingerprint"`
+	IndexFingerprint string      `json:"index_fingerprint"`
+	Runner           string      `json:"runner"`
+	Seconds          float64     `json:"seconds"`
+	// CPUSeconds is the job process's CPU time (user and system), which
+	// holds the workers' when they run in the process (Prism's loopback).
+	CPUSeconds float64 `json:"cpu_seconds"`
+
+	SentencesKept    int64   `json:"sentences_kept"`
+	SentencesShort   int64   `json:"sentences_too_short"`
+	Queries          int64   `json:"sentences_retrieved"`
+	ContextSets      int64   `json:"context_sets"`
+	ContextSetsEmpty int64   `json:"context_sets_empty"`
+	SetsReused       int64   `json:"context_sets_reused"`
+	MeanSetSize      float64 `json:"mean_set_size"`
+	// Labeled pairs were computed, Copied ones kept from the parent version
+	// (refresh); Pairs is their sum.
+	Labeled   int64            `json:"pairs_labeled"`
+	Copied    int64            `json:"labels_copied"`
+	Total     int64            `json:"pairs"`
+	ByStratum map[string]int64 `json:"pairs_by_stratum"`
+	// LabelHistogram counts the computed labels in 20 bins of width 0.1
+	// over [-1, 1], in increasing order.
+	LabelHistogram []HistogramBin `json:"label_histogram"`
+
+	StageSeconds map[string]float64 `json:"stage_seconds"`
+	// GenEvals counts the infilling model's evaluations and CtxPairs the
+	// contrastive model's (sentence, context) scores, per stage.
+	GenEvals        map[string]int64 `json:"gen_evals"`
+	GenEvalsPerPair float64          `json:"gen_evals_per_pair"`
+	CtxPairs        map[string]int64 `json:"ctx_pairs"`
+	// CPUSecondsPerPair is CPUSeconds over the pairs labeled, and
+	// CoreHours100M its projection to 100M labeled pairs.
+	CPUSecondsPerPair float64          `json:"cpu_seconds_per_pair"`
+	CoreHours100M     float64          `json:"core_hours_per_100m_pairs"`
+	Counters          map[string]int64 `json:"counters"`
+}
+
+// HistogramBin is one bin of the label histogram: labels in [Lo, Hi).
+type HistogramBin struct {
+	Bin   string  `json:"bin"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Pairs int64   `json:"pairs"`
+}
+
+// Summarize builds the summary of a harvest from its counters (as
+// "namespace/name"), its settings and provenance, and its wall time.
+func Summarize(c map[string]int64, st hv.Settings, pc PairConfig, modelFP, indexFP, runner string, seconds, cpu float64) Summary {
+	s := Summary{Settings: st, Pairs: pc, ModelFingerprint: modelFP, IndexFingerprint: indexFP,
+		Runner: runner, Seconds: seconds, CPUSeconds: cpu,
+		SentencesKept: c["harvest/sentences_kept"], SentencesShort: c["harvest/sentences_too_short"],
+		Queries: c["retrieve/queries"], ContextSets: c["harvest/context_sets"],
+		ContextSetsEmpty: c["harvest/context_sets_empty"], SetsReused: c["refresh/context_sets_reused"],
+		Labeled: c["harvest/pairs_labeled"], Copied: c["refresh/labels_copied"],
+		ByStratum: map[string]int64{},
+		StageSeconds: map[string]float64{
+			"context_sets": float64(c["harvest/stage_ms_context_sets"]) / 1000,
+			"labels":       float64(c["harvest/stage_ms_labels"]) / 1000,
+		},
+		GenEvals: map[string]int64{
+			"context_sets": c["harvest/gen_evals_context_sets"],
+			"labels":       c["harvest/gen_evals_labels"],
+		},
+		CtxPairs: map[string]int64{
+			"context_sets": c["harvest/ctx_pairs_context_sets"],
+			"labels":       c["harvest/ctx_pairs_labels"],
+		},
+		Counters: c,
+	}
+	s.Total = s.Labeled + s.Copied
+	if s.ContextSets > 0 {
+		s.MeanSetSize = float64(c["harvest/selected_contexts"]) / float64(s.ContextSets)
+	}
+	for _, name := range Strata {
+		s.ByStratum[name] = c["harvest/pairs_"+name]
+	}
+	for i := range 20 {
+		lo := -1 + float64(i)/10
+		s.LabelHistogram = append(s.LabelHistogram, HistogramBin{Bin: HistBin(i), Lo: math.Round(lo*10) / 10,
+			Hi: math.Round((lo+0.1)*10) / 10, Pairs: c["harvest_label_hist/"+HistBin(i)]})
+	}
+	if s.Labeled > 0 {
+		s.GenEvalsPerPair = float64(s.GenEvals["context_sets"]+s.GenEvals["labels"]) / float64(s.Labeled)
+		s.CPUSecondsPerPair = cpu / float64(s.Labeled)
+		s.CoreHours100M = s.CPUSecondsPerPair * 1e8 / 3600
+	}
+	return s
+}
+
+// StrataLine lists the pairs per stratum, "near 12, mid 30, ...".
+func (s Summary) StrataLine() string {
+	out := ""
+	for i, name := range Strata {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s %d", name, s.ByStratum[name])
+	}
+	return out
+}
+
+// ProcessCPUSeconds is the CPU time this process has used so far.
+func ProcessCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
