@@ -135,7 +135,7 @@ type LabeledPair struct {
 	Sentence2   string  `parquet:"sentence2" json:"sentence2"`
 	Label       float32 `parquet:"label" json:"label"`
 	// LabelContext is Eq. 4 over the two context sets and LabelLexical the
-	// unigram TF-IDF cosine of the two sentences; Label is the first
+	// TF-IDF cosine of the two sentences' Porter stems; Label is the first
 	// (labeler "origin") or their combination (labeler "hybrid").
 	LabelContext float32 `parquet:"label_context" json:"label_context"`
 	LabelLexical float32 `parquet:"label_lexical" json:"label_lexical"`

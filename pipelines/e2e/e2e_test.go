@@ -314,7 +314,7 @@ func TestTrainTiny(t *testing.T) {
 		"--vocab_size=400", "--disc_steps=30", "--gen_steps=30", "--held_out=0.2", "--eval_examples=200",
 		"--ctx_batch=64", "--rank_tasks=30"}
 	stdout := run(t, "train", args...)
-	for _, f := range []string{"ctx.json", "ctx.safetensors", "tokenizer.json", "disc.json", "disc.safetensors", "gen.json",
+	for _, f := range []string{"ctx.json", "ctx.safetensors", "reference.json", "tokenizer.json", "disc.json", "disc.safetensors", "gen.json",
 		"gen.safetensors", "train-results.json"} {
 		if _, err := os.Stat(filepath.Join(model, f)); err != nil {
 			t.Fatalf("%s missing: %v\n%s", f, err, stdout)

@@ -270,7 +270,7 @@ func TestSurrogate(t *testing.T) {
 	out4 := filepath.Join(tmp, "surrogate4")
 	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out4, "--objective=l2,multisim",
 		"--epochs=1", "--lr=0.01", "--max_pairs=3,5,0,100000", "--sts="+sts, "--sts_pairs=8", "--origin="+evalOut,
-		"--init=coherence")
+		"--init=coherence", "--tokens=subword")
 	res4 := readSurrogateResults(t, out4, stdout)
 	if !reflect.DeepEqual(res4.TrainSizes, []int{3, 5, nTrain}) || res4.TrainPairs != nTrain || res4.STSPairs != 8 {
 		t.Fatalf("learning curve sizes %v (train pairs %d), %d STS pairs; want [3 5 %d] on 8", res4.TrainSizes,
@@ -312,7 +312,7 @@ func TestSurrogate(t *testing.T) {
 	// saved as a coherence model, and reported beside the untouched one.
 	out5 := filepath.Join(tmp, "surrogate5")
 	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out5, "--objective=l2",
-		"--epochs=1", "--lr=0.001", "--encoder=bilstm", "--sts="+sts)
+		"--epochs=1", "--lr=0.001", "--encoder=bilstm", "--tokens=subword", "--sts="+sts)
 	res5 := readSurrogateResults(t, out5, stdout)
 	if len(res5.Results) != 4 || res5.Results[0].Name != "l2" || res5.Results[0].Spearman100 == nil ||
 		res5.Results[3].Name != "untrained" || res5.Results[0].Encode == nil || res5.Results[0].Encode.SentencesPerSec <= 0 {
@@ -330,8 +330,28 @@ func TestSurrogate(t *testing.T) {
 		t.Errorf("the BiLSTM surrogate has width %d (coherence model %d) or was not trained", dm.VecDim(), orig.VecDim())
 	}
 	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+filepath.Join(tmp, "bad5"),
-		"--encoder=bilstm", "--dim=8"); !strings.Contains(msg, "do not apply") {
+		"--encoder=bilstm", "--tokens=subword", "--dim=8"); !strings.Contains(msg, "do not apply") {
 		t.Errorf("--dim with --encoder=bilstm: %s", msg)
+	}
+
+	// The contrastive model's words, weighted by their IDF, from its
+	// sentence-encoder table: the untrained encoder is that model's own
+	// sentence vector.
+	out6 := filepath.Join(tmp, "surrogate6")
+	stdout = run(t, "surrogate", "--pairs="+pairsGlob, "--model="+model, "--output="+out6, "--objective=l2",
+		"--epochs=1", "--lr=0.001", "--init=ctx", "--sts="+sts)
+	res6 := readSurrogateResults(t, out6, stdout)
+	m6, _, err := surrogate.Load(filepath.Join(out6, "l2"), res6.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m6.Cfg.Weighted || res6.Config["tokens"] != "ctx" || res6.Config["dim"] != float64(m6.Dim()) || m6.Dim() == 300 {
+		t.Fatalf("--init=ctx: weighted %v, tokens %v, dim %d (config %v)", m6.Cfg.Weighted, res6.Config["tokens"], m6.Dim(), res6.Config["dim"])
+	}
+	applied6 := filepath.Join(tmp, "applied6")
+	run(t, "surrogate", "--load="+filepath.Join(out6, "l2"), "--model="+model, "--score="+sts, "--output="+applied6)
+	if b, err := os.ReadFile(filepath.Join(applied6, "scores.tsv")); err != nil || strings.Count(string(b), "\n") < 10 {
+		t.Fatalf("apply mode with the contrastive model's tokens: %v", err)
 	}
 
 	// Origin's pairs must be the ones evaluated.
@@ -354,8 +374,14 @@ func TestSurrogate(t *testing.T) {
 	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--max_pairs=10,x"); !strings.Contains(msg, "--max_pairs") {
 		t.Errorf("bad --max_pairs: %s", msg)
 	}
-	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--init=coherence", "--dim=7"); !strings.Contains(msg, "leave --dim out") {
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--init=coherence", "--tokens=subword", "--dim=7"); !strings.Contains(msg, "leave --dim out") {
 		t.Errorf("--dim with --init=coherence: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--init=coherence"); !strings.Contains(msg, "--tokens=subword") {
+		t.Errorf("--init=coherence with the contrastive model's tokens: %s", msg)
+	}
+	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--tokens=bpe"); !strings.Contains(msg, "unknown vocabulary") {
+		t.Errorf("--tokens=bpe: %s", msg)
 	}
 	// Pairs labelled by other models.
 	other := filepath.Join(tmp, "other")

@@ -16,9 +16,8 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/scoring/tokenizer"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
@@ -31,7 +30,7 @@ const (
 // loadEncoder reads a trained surrogate from dir: an averaged-subword
 // model (surrogate.json) or a fine-tuned BiLSTM (disc.json), checked
 // against the tokenizer.
-func loadEncoder(ctx context.Context, dir string, tok *tokenizer.Tokenizer) (surrogate.Encoder, string, error) {
+func loadEncoder(ctx context.Context, dir string, tok textVocab) (surrogate.Encoder, string, error) {
 	local, err := remote.Fetch(ctx, dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("--load %s: %w", dir, err)
@@ -79,7 +78,7 @@ func readLines(ctx context.Context, path string) (lines []string, numbers []int,
 // encodeTexts normalises texts as corpus text is, tokenizes them and
 // returns their embeddings as rows; an empty sentence is an error naming
 // its line.
-func encodeTexts(enc surrogate.Encoder, tok *tokenizer.Tokenizer, texts []string, where func(i int) string) ([][]float32, error) {
+func encodeTexts(enc surrogate.Encoder, tok textVocab, texts []string, where func(i int) string) ([][]float32, error) {
 	norm := make([]string, len(texts))
 	for i, s := range texts {
 		if norm[i] = corpus.Normalize(s); norm[i] == "" {
@@ -126,13 +125,32 @@ func runApply(ctx context.Context) error {
 		return errors.New("--load needs --model (for its tokenizer) and --output")
 	}
 	start := time.Now()
-	tok, err := loadTokenizer(ctx, *model)
+	models, err := harvest.LoadModels(ctx, *model)
 	if err != nil {
-		return err
+		return fmt.Errorf("--model %s: %w", *model, err)
 	}
-	enc, kind, err := loadEncoder(ctx, *load, tok)
-	if err != nil {
-		return err
+	// The surrogate reads the tokens it was trained on: with --tokens=auto,
+	// whichever of the directory's vocabularies it loads with.
+	names := []string{*tokens}
+	if *tokens == "auto" {
+		names = []string{"ctx", "subword"}
+	}
+	var tok textVocab
+	var enc surrogate.Encoder
+	var kind string
+	var errs []error
+	for _, name := range names {
+		t, _, err := chooseTokens(name, models)
+		if err == nil {
+			if enc, kind, err = loadEncoder(ctx, *load, t); err == nil {
+				tok = t
+				break
+			}
+		}
+		errs = append(errs, err)
+	}
+	if tok == nil {
+		return errors.Join(errs...)
 	}
 	dest, work := *output, *output
 	if remote.IsRemote(dest) {
@@ -209,20 +227,6 @@ func runApply(ctx context.Context) error {
 	}
 	fmt.Printf("surrogate: done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// loadTokenizer reads the tokenizer of a model directory, local or
-// remote.
-func loadTokenizer(ctx context.Context, dir string) (*tokenizer.Tokenizer, error) {
-	local, err := remote.Fetch(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
-	}
-	tok, err := hv.LoadTokenizer(local)
-	if err != nil {
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
-	}
-	return tok, nil
 }
 
 // writeParquet writes rows to a Parquet file through a temporary file and

@@ -16,7 +16,6 @@ import (
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/remote"
 )
@@ -33,7 +32,7 @@ type evalData struct {
 	tf    []lexical.Vector
 }
 
-func loadEval(ctx context.Context, path string, n int, chunks string, tok *tokenizer.Tokenizer) (*evalData, error) {
+func loadEval(ctx context.Context, path string, n int, chunks string, tok textVocab) (*evalData, error) {
 	all, err := sts.Read(ctx, path)
 	if err != nil {
 		return nil, err
@@ -161,7 +160,7 @@ func encodeThroughput(m surrogate.Encoder, sents [][]int) *throughput {
 
 // tokenizeThroughput times tokenizing texts one by one in the calling
 // goroutine, after a pass that fills the tokenizer's word cache.
-func tokenizeThroughput(tok *tokenizer.Tokenizer, texts []string) *throughput {
+func tokenizeThroughput(tok textVocab, texts []string) *throughput {
 	tokens := 0
 	for _, s := range texts {
 		tokens += len(tok.Encode(s))
@@ -218,10 +217,10 @@ func chunkDF(ctx context.Context, globs string) (*lexical.TFIDF, error) {
 // IDF-weighted means of the coherence model's subword embeddings, with the
 // IDF of the TF-IDF baseline.
 func (ev *evalData) meanWordVectors(m *hv.Models) (result, error) {
-	emb := m.Disc.Emb.Weight.Value
+	emb, dim := m.Disc.SubwordEmbeddings()
 	vecs := make([][]float32, len(ev.sents))
 	for i, s := range ev.sents {
-		v := ev.tfidf.MeanWordVector(emb.Data, emb.Cols(), m.Tok.Encode, s)
+		v := ev.tfidf.MeanWordVector(emb, dim, m.Tok.Encode, s)
 		vecs[i] = make([]float32, len(v))
 		for j, x := range v {
 			vecs[i][j] = float32(x)

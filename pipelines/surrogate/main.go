@@ -31,7 +31,6 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/remote"
@@ -94,8 +93,9 @@ var (
 	load        = flag.String("load", "", "Apply mode: a trained surrogate directory (<output>/<objective>); with --model and --output, encodes --embed or scores --score instead of training.")
 	embedPath   = flag.String("embed", "", "With --load: a text file, one sentence per line; writes <output>/embeddings.parquet (line, sentence, embedding).")
 	scorePath   = flag.String("score", "", "With --load: a TSV of sentence pairs (columns s1 and s2 under a header, as STS files, else the first two); writes <output>/scores.tsv (score, s1, s2).")
-	encoder     = flag.String("encoder", "mean", "Encoder: mean (averaged subword embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
-	initFrom    = flag.String("init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim) or coherence (the coherence model's subword embeddings, at their width).")
+	encoder     = flag.String("encoder", "mean", "Encoder: mean (averaged token embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
+	initFrom    = flag.String("init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings) or ctx (the contrastive model's sentence-encoder embeddings), at their width.")
+	tokens      = flag.String("tokens", "auto", "Tokens of the mean encoder: subword (the model directory's tokenizer), ctx (the contrastive model's words or stems, the mean weighted by their IDF), or auto (ctx when the directory has a contrastive model).")
 )
 
 // num is a float64 written to JSON as null when it is NaN or infinite.
@@ -275,8 +275,8 @@ func main() {
 	if *origin != "" && *stsPath == "" {
 		jobrun.Fail(errors.New("--origin needs --sts: Origin's rows are compared on the STS pairs"))
 	}
-	if *initFrom != "random" && *initFrom != "coherence" {
-		jobrun.Fail(fmt.Errorf("--init %q: want random or coherence", *initFrom))
+	if *initFrom != "random" && *initFrom != "coherence" && *initFrom != "ctx" {
+		jobrun.Fail(fmt.Errorf("--init %q: want random, coherence or ctx", *initFrom))
 	}
 	if *encoder != "mean" && *encoder != "bilstm" {
 		jobrun.Fail(fmt.Errorf("--encoder %q: want mean or bilstm", *encoder))
@@ -312,7 +312,13 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	tok := models.Tok
+	tok, tokName, err := chooseTokens(*tokens, models)
+	if err != nil {
+		jobrun.Fail(err)
+	}
+	if *encoder == "bilstm" && tokName != "subword" {
+		jobrun.Fail(fmt.Errorf("--encoder=bilstm reads subword tokens: use --tokens=subword"))
+	}
 	seconds["load_models"] = num(time.Since(t0).Seconds())
 
 	t0 = time.Now()
@@ -354,7 +360,7 @@ func main() {
 	seconds["read_pairs"] = num(time.Since(t0).Seconds())
 	fmt.Printf("surrogate: %d pairs from %d files (%s; %d duplicates dropped), training on %s of %d %s pairs, %d dev pairs\n",
 		len(rows), files, splitLine(bySplit), dups, sizeLine(plan), available, strings.Join(trainSplits, ","), len(devPairs))
-	fmt.Printf("surrogate: models %s, tokenizer %.12s (vocab %d)\n", models.Fingerprint, tok.Fingerprint(), tok.VocabSize())
+	fmt.Printf("surrogate: models %s, %s tokens %.24s (vocab %d)\n", models.Fingerprint, tokName, tok.Fingerprint(), tok.VocabSize())
 
 	out := results{SchemaVersion: schemas.Version, Pairs: globs, PairFiles: files, PairsRead: len(rows) + dups,
 		DuplicatesDropped: dups, BySplit: bySplit, Split: trainSplits, DevSplit: *devSplit,
@@ -362,24 +368,45 @@ func main() {
 		Model: *model, ModelFingerprint: models.Fingerprint, TokenizerFingerprint: tok.Fingerprint(),
 		Vocab: tok.VocabSize(), Seconds: seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Config: map[string]any{"dim": *dim, "epochs": *epochs, "batch_size": *batchSize, "lr": *lr, "seed": *seed,
-			"threshold": *threshold, "top_quantile": *topQuantile, "init": *initFrom, "sts_pairs": *stsPairs, "encoder": *encoder}}
+			"threshold": *threshold, "top_quantile": *topQuantile, "init": *initFrom, "sts_pairs": *stsPairs, "encoder": *encoder,
+			"tokens": tokName}}
 
 	// The initial embeddings: random draws at --dim, or the coherence
 	// model's subword table.
 	modelCfg := surrogate.Config{Vocab: tok.VocabSize(), Dim: *dim, InitStd: surrogate.DefaultConfig(1).InitStd}
-	var initTable []float32
+	var initTable, initWeights []float32
+	if cv, ok := tok.(*ctxVocab); ok {
+		modelCfg.Weighted, initWeights = true, cv.Weights()
+	}
 	initSource := fmt.Sprintf("random N(0, %g²), seed %d", modelCfg.InitStd, *seed)
-	if *initFrom == "coherence" {
-		emb := models.Disc.Emb.Weight.Value
-		if jobrun.FlagSet("dim") && *dim != emb.Cols() {
-			jobrun.Fail(fmt.Errorf("--dim %d with --init=coherence: the coherence model's embeddings are %d wide; leave --dim out", *dim, emb.Cols()))
+	switch *initFrom {
+	case "random":
+	case "coherence", "ctx":
+		var table []float32
+		var width int
+		if *initFrom == "coherence" {
+			if models.Disc == nil || tokName != "subword" {
+				jobrun.Fail(fmt.Errorf("--init=coherence needs the coherence model and --tokens=subword"))
+			}
+			table, width = models.Disc.SubwordEmbeddings()
+			initSource = "the coherence model's subword embeddings"
+		} else {
+			if tokName != "ctx" {
+				jobrun.Fail(fmt.Errorf("--init=ctx needs --tokens=ctx"))
+			}
+			table, width = models.Ctx.Sent, models.Ctx.Dim()
+			initSource = "the contrastive model's sentence-encoder embeddings"
 		}
-		if emb.Rows() != tok.VocabSize() {
-			jobrun.Fail(fmt.Errorf("--init=coherence: the coherence model has %d embeddings for a vocabulary of %d", emb.Rows(), tok.VocabSize()))
+		if jobrun.FlagSet("dim") && *dim != width {
+			jobrun.Fail(fmt.Errorf("--dim %d with --init=%s: those embeddings are %d wide; leave --dim out", *dim, *initFrom, width))
 		}
-		modelCfg.Dim, initTable = emb.Cols(), emb.Data
-		initSource = "the coherence model's subword embeddings"
+		if len(table) != tok.VocabSize()*width {
+			jobrun.Fail(fmt.Errorf("--init=%s: %d embeddings for a vocabulary of %d", *initFrom, len(table)/width, tok.VocabSize()))
+		}
+		modelCfg.Dim, initTable = width, table
 		out.Config["dim"] = modelCfg.Dim
+	default:
+		jobrun.Fail(fmt.Errorf("--init: unknown start %q (random, coherence, ctx)", *initFrom))
 	}
 	if *encoder == "bilstm" {
 		initSource = "the coherence model's BiLSTM encoder"
@@ -418,7 +445,7 @@ func main() {
 			if len(plan) > 1 {
 				name = fmt.Sprintf("%s-%d", oc.Name, n)
 			}
-			r, err := trainOne(oc, name, modelCfg, initTable, initSource, models, trainPairs[:n], devPairs, work, dest, globs,
+			r, err := trainOne(oc, name, modelCfg, initTable, initWeights, initSource, models, trainPairs[:n], devPairs, work, dest, globs,
 				trainSplits, tok.Fingerprint(), ev)
 			if err != nil {
 				jobrun.Fail(fmt.Errorf("%s: %w", name, err))
@@ -443,17 +470,19 @@ func main() {
 			jobrun.Fail(err)
 		}
 		out.Results = append(out.Results, r)
-		if r, err = ev.meanWordVectors(models); err != nil {
-			jobrun.Fail(err)
+		if models.Disc != nil {
+			if r, err = ev.meanWordVectors(models); err != nil {
+				jobrun.Fail(err)
+			}
+			out.Results = append(out.Results, r)
 		}
-		out.Results = append(out.Results, r)
 		// The encoder before training: averaged random vectors already
 		// reward word overlap, and the coherence model's table is a
 		// trained start, so this is the bar the labels must lift an
 		// encoder above.
 		var m0 surrogate.Encoder = &surrogate.BiLSTM{M: models.Disc}
 		if *encoder == "mean" {
-			mm, err := surrogate.TrainConfig{Model: modelCfg, Seed: *seed, InitTable: initTable}.Initial()
+			mm, err := surrogate.TrainConfig{Model: modelCfg, Seed: *seed, InitTable: initTable, InitWeights: initWeights}.Initial()
 			if err != nil {
 				jobrun.Fail(err)
 			}
@@ -619,7 +648,7 @@ func splitLine(by map[string]int) string {
 
 // tokenizePairs turns rows into token-ID pairs, tokenizing each distinct
 // sentence once.
-func tokenizePairs(tok *tokenizer.Tokenizer, trainRows, devRows []schemas.LabeledPair) (train, dev []surrogate.Pair, err error) {
+func tokenizePairs(tok textVocab, trainRows, devRows []schemas.LabeledPair) (train, dev []surrogate.Pair, err error) {
 	index := map[string]int{}
 	var texts []string
 	for _, rs := range [][]schemas.LabeledPair{trainRows, devRows} {
@@ -698,11 +727,11 @@ func sizeLine(plan []int) string {
 
 // trainOne trains objective oc on pairs, saves the model under
 // work/<name>/, checks that it loads back, and evaluates it when ev is set.
-func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, initTable []float32, initSource string,
+func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, initTable, initWeights []float32, initSource string,
 	models *hv.Models, pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, tokFP string, ev *evalData) (result, error) {
 	cfg := surrogate.TrainConfig{
 		Model: mc, Objective: oc, Epochs: *epochs, BatchSize: *batchSize, LR: *lr, Seed: *seed,
-		InitTable: initTable, InitSource: initSource,
+		InitTable: initTable, InitWeights: initWeights, InitSource: initSource,
 		Progress: func(e surrogate.EpochStats) {
 			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, *epochs, e.TrainLoss)
 			if e.Dev != nil {

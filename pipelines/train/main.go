@@ -31,6 +31,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
+	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 	"github.com/ctxsim/ctxsim/transforms/remote"
@@ -51,6 +52,8 @@ by --models:
   gen   the encoder-decoder infilling model (Eq. 2, one model for the three
         directions); writes gen.*
 disc and gen also train a byte-level BPE tokenizer (tokenizer.json). Every
+run also writes reference.json, a fixed sample of training contexts (the zref
+reading of Eq. 4 standardises a sentence's scores over them). Every
 model is checked on held-out documents: the rank of a sentence's true
 context among 20 and 100 (random and same-document distractors), per term,
 beside its own loss. Writes train-results.json (or
@@ -58,31 +61,32 @@ train-results-<model>.json for one model) and, for disc and gen,
 checkpoint/ (see --resume).`
 
 var (
-	input     = flag.String("input", "", "Comma-separated corpus file globs (required).")
-	output    = flag.String("output", "", "Model directory, local or gs:// (required).")
-	preset    = flag.String("preset", "base", "Model size: tiny (demo and tests) or base.")
-	seed      = flag.Uint64("seed", 1, "Random seed: same inputs and seed give the same models.")
-	maxDocs   = flag.Int("max_docs", 0, "Use at most this many documents (by ID order); 0 = all.")
-	heldOut   = flag.Float64("held_out", 0.02, "Fraction of documents held out for metrics.")
-	vocab     = flag.Int("vocab_size", 0, "Tokenizer vocabulary (0: 12000 base, 4000 tiny).")
-	head      = flag.String("head", disc.HeadInteraction, "Coherence head: interaction or linear (the paper's separable head).")
-	steps     = flag.Int("disc_steps", 0, "Training steps of the coherence model (0: preset default).")
-	genSteps  = flag.Int("gen_steps", 0, "Training steps of the generative model (0: preset default).")
-	genLR     = flag.Float64("gen_lr", 5e-4, "Adam learning rate of the generative model.")
-	batchSize = flag.Int("batch", 32, "Examples per training step.")
-	lr        = flag.Float64("lr", 2e-3, "Adam learning rate.")
-	evalEvery = flag.Int("eval_every", 0, "Steps between held-out evaluations (0: steps/10).")
-	evalN     = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
-	ckptEvery = flag.Int("checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
-	resume    = flag.Bool("resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
-	models    = flag.String("models", "ctx", "Which models to train, comma-separated: ctx, disc, gen. Jobs on the same --output can train them in parallel; the tokenizer is deterministic, so disc and gen jobs write the same one.")
-	rankTasks = flag.Int("rank_tasks", 500, "Held-out sentences per context-ranking test (the infilling model uses a tenth).")
-	threads   = flag.Int("threads", 0, "Threads the contrastive model trains with (0: one per CPU; the weights do not depend on it).")
-	ctxDim    = flag.Int("ctx_dim", 0, "Contrastive model: embedding width (0: preset default).")
-	ctxEpochs = flag.Float64("ctx_epochs", 0, "Contrastive model: epochs over the training slots (0: preset default).")
-	ctxBatch  = flag.Int("ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives (0: preset default).")
-	ctxLR     = flag.Float64("ctx_lr", 0, "Contrastive model: peak Adam learning rate (0: preset default).")
-	genDirs   = flag.String("gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
+	input       = flag.String("input", "", "Comma-separated corpus file globs (required).")
+	output      = flag.String("output", "", "Model directory, local or gs:// (required).")
+	preset      = flag.String("preset", "base", "Model size: tiny (demo and tests) or base.")
+	seed        = flag.Uint64("seed", 1, "Random seed: same inputs and seed give the same models.")
+	maxDocs     = flag.Int("max_docs", 0, "Use at most this many documents (by ID order); 0 = all.")
+	heldOut     = flag.Float64("held_out", 0.02, "Fraction of documents held out for metrics.")
+	vocab       = flag.Int("vocab_size", 0, "Tokenizer vocabulary (0: 12000 base, 4000 tiny).")
+	head        = flag.String("head", disc.HeadInteraction, "Coherence head: interaction or linear (the paper's separable head).")
+	steps       = flag.Int("disc_steps", 0, "Training steps of the coherence model (0: preset default).")
+	genSteps    = flag.Int("gen_steps", 0, "Training steps of the generative model (0: preset default).")
+	genLR       = flag.Float64("gen_lr", 5e-4, "Adam learning rate of the generative model.")
+	batchSize   = flag.Int("batch", 32, "Examples per training step.")
+	lr          = flag.Float64("lr", 2e-3, "Adam learning rate.")
+	evalEvery   = flag.Int("eval_every", 0, "Steps between held-out evaluations (0: steps/10).")
+	evalN       = flag.Int("eval_examples", 4000, "Held-out examples used for metrics.")
+	ckptEvery   = flag.Int("checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
+	resume      = flag.Bool("resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
+	models      = flag.String("models", "ctx", "Which models to train, comma-separated: ctx, disc, gen. Jobs on the same --output can train them in parallel; the tokenizer is deterministic, so disc and gen jobs write the same one.")
+	refContexts = flag.Int("reference_contexts", 500, "Training contexts drawn once and saved as reference.json: the zref reading of Eq. 4 standardises a sentence's scores over them.")
+	rankTasks   = flag.Int("rank_tasks", 500, "Held-out sentences per context-ranking test (the infilling model uses a tenth).")
+	threads     = flag.Int("threads", 0, "Threads the contrastive model trains with (0: one per CPU; the weights do not depend on it).")
+	ctxDim      = flag.Int("ctx_dim", 0, "Contrastive model: embedding width (0: preset default).")
+	ctxEpochs   = flag.Float64("ctx_epochs", 0, "Contrastive model: epochs over the training slots (0: preset default).")
+	ctxBatch    = flag.Int("ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives (0: preset default).")
+	ctxLR       = flag.Float64("ctx_lr", 0, "Contrastive model: peak Adam learning rate (0: preset default).")
+	genDirs     = flag.String("gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
 )
 
 // trainState is what a checkpoint records besides the model and optimiser.
@@ -194,6 +198,11 @@ func main() {
 	}
 	dirs, err := parseDirections(*genDirs)
 	if err != nil {
+		jobrun.Fail(err)
+	}
+	// The reference contexts (a fixed sample of training contexts, for the
+	// zref reading of Eq. 4) go with whatever models are trained.
+	if err := hv.SaveReference(*output, examples.ReferenceContexts(trainDocs, *refContexts, 2, int64(*seed)+11)); err != nil {
 		jobrun.Fail(err)
 	}
 	ranks := newRankSuite(heldDocs, *rankTasks, 2, int64(*seed)+7)

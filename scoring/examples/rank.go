@@ -107,3 +107,30 @@ func Rank(tasks []RankTask, score func(RankTask) []float32) RankResult {
 	res.Hits1 /= float64(len(tasks))
 	return res
 }
+
+// ReferenceContexts draws n contexts uniformly from the slots of docs that
+// have at least one sentence on each side, deterministically under seed:
+// a fixed sample of "any context" against which a scorer's scores of a
+// sentence can be standardised.
+func ReferenceContexts(docs []Doc, n, window int, seed int64) []Context {
+	if window <= 0 {
+		window = 2
+	}
+	type slot struct{ doc, i int }
+	var slots []slot
+	for di, d := range docs {
+		for i := 1; i+1 < len(d.Sentences); i++ {
+			slots = append(slots, slot{di, i})
+		}
+	}
+	if len(slots) == 0 {
+		return nil
+	}
+	r := rand.New(rand.NewSource(seed))
+	out := make([]Context, 0, n)
+	for range n {
+		s := slots[r.Intn(len(slots))]
+		out = append(out, ContextAt(docs[s.doc], s.i, window))
+	}
+	return out
+}

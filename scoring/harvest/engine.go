@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,10 @@ type Engine struct {
 
 	lexOnce [2]sync.Once
 	lex     [2]*lexical.TFIDF
+
+	// reference are the models' reference contexts (see RefStats).
+	reference []Cand
+	refCache  map[string][2]float64
 }
 
 type cached struct {
@@ -127,8 +132,13 @@ func (e *Engine) weights(lambda map[string]float64) (w [MaxTerms]float64, want u
 }
 
 // Check reports settings that name a term none of the engine's scorers
-// computes (its model was not loaded).
+// computes (its model was not loaded), or that read Eq. 4 as "zref"
+// without reference contexts.
 func (e *Engine) Check(st Settings) error {
+	if st.Similarity == SimilarityZRef && len(e.reference) < 2 {
+		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
+			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)
+	}
 	for _, name := range st.TermsUsed() {
 		if _, ok := e.index[name]; !ok {
 			have := "none"
@@ -370,6 +380,51 @@ func (s *Stats) add(o Stats) {
 	s.GenEvals += o.GenEvals
 	s.CtxPairs += o.CtxPairs
 	s.CacheHits += o.CacheHits
+}
+
+// RefStats returns the mean and standard deviation of S(s, c) (Eq. 3 with
+// weights lambda) over the engine's reference contexts, and the work done.
+// The two numbers are cached per sentence and weights; the scores behind
+// them are not.
+func (e *Engine) RefStats(s string, lambda map[string]float64) (mean, std float64, work Stats) {
+	w, want := e.weights(lambda)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], maphash.String(e.seed, s))
+	key := string(b[:]) + FormatLambda(lambda)
+	e.mu.Lock()
+	got, ok := e.refCache[key]
+	e.mu.Unlock()
+	if ok {
+		return got[0], got[1], work
+	}
+	cands := make([]Cand, len(e.reference))
+	copy(cands, e.reference)
+	need := make([]uint64, len(cands))
+	for i := range need {
+		need[i] = want
+	}
+	e.compute(s, cands, need, &work)
+	scores := make([]float64, len(cands))
+	for i, c := range cands {
+		for k := range len(e.names) {
+			scores[i] += w[k] * float64(c.Comp[k])
+		}
+		scores[i] = float64(float32(scores[i])) // as S is stored
+		mean += scores[i]
+	}
+	mean /= float64(max(len(cands), 1))
+	for _, x := range scores {
+		std += (x - mean) * (x - mean)
+	}
+	std = math.Sqrt(std / float64(max(len(cands), 1)))
+	e.mu.Lock()
+	if e.refCache == nil || len(e.refCache) > 1<<20 {
+		e.refCache = map[string][2]float64{}
+	}
+	e.refCache[key] = [2]float64{mean, std}
+	e.stats.add(work)
+	e.mu.Unlock()
+	return mean, std, work
 }
 
 // Lexical returns the unigram TF-IDF over the stored chunks (each chunk a

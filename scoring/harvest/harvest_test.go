@@ -67,7 +67,8 @@ func testModels(t *testing.T, chunks []schemas.Chunk) *Models {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Models{Tok: tok, Disc: dm, Gen: gm, Ctx: cm, Window: 2}
+	return &Models{Tok: tok, Disc: dm, Gen: gm, Ctx: cm, Window: 2,
+		Reference: examples.ReferenceContexts(docs, 30, 2, 1)}
 }
 
 func testEngine(t *testing.T, chunks []schemas.Chunk) *Engine {
@@ -221,7 +222,12 @@ func TestScoreMatchesModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := noCtx.Check(Defaults()); err == nil || !strings.Contains(err.Error(), `"ctx"`) {
+	if err := noCtx.Check(Defaults()); err == nil || !strings.Contains(err.Error(), "reference contexts") {
+		t.Fatalf("zref without reference contexts: %v", err)
+	}
+	st := Defaults()
+	st.Similarity = SimilarityPearson
+	if err := noCtx.Check(st); err == nil || !strings.Contains(err.Error(), `"ctx"`) {
 		t.Fatalf("settings using a model that is not loaded: %v", err)
 	}
 	if _, err := NewEngine(e.Store, 2, NewCtxScorer(m.Ctx, e.Store), NewCtxScorer(m.Ctx, e.Store)); err == nil {
@@ -310,6 +316,22 @@ func TestContextSetAndLabel(t *testing.T) {
 		if evals := e.Stats().GenEvals - before; evals > int64(3*(n-shared)) {
 			t.Fatalf("%d generative evaluations for %d cross scores", evals, n-shared)
 		}
+		if st.Similarity == SimilarityZRef {
+			// zref: each score vector standardised by its sentence's
+			// statistics over the reference contexts.
+			va, vb, _ := e.LabelVectors(a, b, setA, setB, st)
+			ma, sa, _ := e.RefStats(a, st.Lambda)
+			mb, sb, _ := e.RefStats(b, st.Lambda)
+			if sa <= 0 || sb <= 0 {
+				t.Fatalf("reference spread %v %v", sa, sb)
+			}
+			for i := range va {
+				va[i], vb[i] = (va[i]-ma)/sa, (vb[i]-mb)/sb
+			}
+			if want := float64(float32(Similarity(va, vb, SimilarityCosine))); lab.Context != want {
+				t.Fatalf("zref Eq. 4 %v, want %v", lab.Context, want)
+			}
+		}
 		rev := e.Label(b, a, setB, setA, st)
 		if math.Abs(lab.Label-rev.Label) > 1e-6 || lab.Label < -1 || lab.Label > 1 {
 			t.Fatalf("label %g, reversed %g", lab.Label, rev.Label)
@@ -318,10 +340,10 @@ func TestContextSetAndLabel(t *testing.T) {
 		if st.Labeler == LabelerHybrid {
 			wantLabel = Hybrid(lab.Context, lab.Lexical)
 		}
-		if lab.Label != wantLabel || lab.Lexical != float64(float32(e.Lexical(false).Cosine(a, b))) {
+		if lab.Label != wantLabel || lab.Lexical != float64(float32(e.Lexical(true).Cosine(a, b))) {
 			t.Fatalf("%s label %+v", st.Labeler, lab)
 		}
-		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Label-1) > 1e-6 {
+		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Context-1) > 1e-6 || math.Abs(self.Lexical-1) > 1e-6 {
 			t.Fatalf("self label %+v", self)
 		}
 		st.RandomContexts = true

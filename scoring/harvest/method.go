@@ -31,18 +31,29 @@ type Settings struct {
 	// MaxJaccard bounds the Jaccard similarity of c_{i-1} between a new
 	// context and the selected ones.
 	MaxJaccard float64 `json:"max_jaccard"`
-	// Similarity is the Eq. 4 measure: "cosine" (the paper's) or
-	// "pearson" (cosine of the score vectors after removing each vector's
-	// mean, which discounts how likely a sentence is in any context).
+	// Similarity is the Eq. 4 measure: "cosine" (the paper's), "pearson"
+	// (cosine of the score vectors after removing each vector's mean, which
+	// discounts how likely a sentence is in any context) or "zref" (cosine
+	// of the score vectors after standardising each sentence's scores by
+	// their mean and spread over the models' reference contexts, a fixed
+	// sample of all contexts: a score then says how much better the
+	// sentence fits this context than contexts at large).
 	Similarity string `json:"similarity"`
 	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
-	// method); "hybrid" combines it with the unigram TF-IDF cosine of the
-	// two sentences (see Hybrid).
+	// method); "hybrid" combines it with the TF-IDF cosine of the two
+	// sentences' Porter stems (see Hybrid).
 	Labeler string `json:"labeler"`
 	// RandomContexts replaces retrieval with contexts drawn at random from
 	// the corpus (an ablation); the seed is derived from the sentence.
 	RandomContexts bool `json:"random_contexts,omitempty"`
 }
+
+// Similarities of Eq. 4.
+const (
+	SimilarityCosine  = "cosine"
+	SimilarityPearson = "pearson"
+	SimilarityZRef    = "zref"
+)
 
 // Labelers.
 const (
@@ -62,12 +73,12 @@ func Paper() Settings {
 }
 
 // Defaults are the best measured settings: the paper's retrieval depth and
-// context sets, scored by the contrastive context model alone, Eq. 4 as
-// the Pearson correlation, and the hybrid labeler.
+// context sets, scored by the contrastive context model alone, Eq. 4 read
+// as zref, and the hybrid labeler.
 func Defaults() Settings {
 	return Settings{TopK: 20000, Rerank: 1000, RerankBy: TermCtx, SetSize: 500,
 		Lambda:    map[string]float64{TermCtx: 1},
-		Diversity: true, MaxJaccard: 0.5, Similarity: "pearson", Labeler: LabelerHybrid}
+		Diversity: true, MaxJaccard: 0.5, Similarity: SimilarityZRef, Labeler: LabelerHybrid}
 }
 
 // Validate checks the settings.
@@ -83,8 +94,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("harvest: rerank_by names no term")
 	case !(s.MaxJaccard > 0 && s.MaxJaccard <= 1):
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
-	case s.Similarity != "cosine" && s.Similarity != "pearson":
-		return fmt.Errorf("harvest: similarity must be cosine or pearson, got %q", s.Similarity)
+	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef:
+		return fmt.Errorf("harvest: similarity must be cosine, pearson or zref, got %q", s.Similarity)
 	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid:
 		return fmt.Errorf("harvest: labeler must be %s or %s, got %q", LabelerOrigin, LabelerHybrid, s.Labeler)
 	}
@@ -186,7 +197,7 @@ type PairLabel struct {
 	// Label is the label under the settings' labeler.
 	Label float64
 	// Context is Eq. 4, the similarity of the two score vectors over C;
-	// Lexical the unigram TF-IDF cosine of the two sentences.
+	// Lexical the TF-IDF cosine of the two sentences' Porter stems.
 	Context, Lexical float64
 	// Contexts is |C|.
 	Contexts int
@@ -202,10 +213,12 @@ type PairLabel struct {
 // computed, through the engine's cache.
 func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) PairLabel {
 	va, vb, work := e.LabelVectors(a, b, setA, setB, st)
+	sim, w := e.Compare(a, b, va, vb, st.Similarity, st.Lambda)
+	work.add(w)
 	// The parts are kept (and combined) at the precision they are stored
 	// in, so that a label made again from stored parts is the same.
-	p := PairLabel{Context: float64(float32(Similarity(va, vb, st.Similarity))), Contexts: len(va), Work: work,
-		Lexical: float64(float32(e.Lexical(false).Cosine(a, b)))}
+	p := PairLabel{Context: float64(float32(sim)), Contexts: len(va), Work: work,
+		Lexical: float64(float32(e.Lexical(true).Cosine(a, b)))}
 	p.Label = Combine(st, p.Context, p.Lexical)
 	return p
 }
@@ -274,6 +287,32 @@ func cloneNew(from, have []Cand) []Cand {
 	return out
 }
 
+// Compare is Eq. 4 under the similarity kind for the score vectors va and
+// vb of sentences a and b: Similarity, or for "zref" the cosine after
+// standardising each by its sentence's reference statistics (RefStats with
+// lambda). It returns the work RefStats did.
+func (e *Engine) Compare(a, b string, va, vb []float64, kind string, lambda map[string]float64) (float64, Stats) {
+	if kind != SimilarityZRef {
+		return Similarity(va, vb, kind), Stats{}
+	}
+	ma, sa, work := e.RefStats(a, lambda)
+	mb, sb, w := e.RefStats(b, lambda)
+	work.add(w)
+	return Similarity(standardise(va, ma, sa), standardise(vb, mb, sb), SimilarityCosine), work
+}
+
+// standardise returns (x - mean) / std (or x - mean when std is 0).
+func standardise(x []float64, mean, std float64) []float64 {
+	if std == 0 {
+		std = 1
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = (v - mean) / std
+	}
+	return out
+}
+
 // Similarity compares two score vectors: "cosine" or "pearson" (cosine
 // after centring each vector). It is 0 when either vector is constant zero.
 func Similarity(a, b []float64, kind string) float64 {
@@ -305,7 +344,7 @@ func centred(x []float64) []float64 {
 	return out
 }
 
-// Hybrid combines Eq. 4 with the lexical similarity: their mean. Both
-// lie in [-1, 1] (the TF-IDF cosine in [0, 1]), and the rule was fixed
-// without looking at gold labels.
+// Hybrid combines Eq. 4 with the lexical similarity (the TF-IDF cosine of
+// the sentences' Porter stems): their mean. Both lie in [-1, 1] (the
+// TF-IDF cosine in [0, 1]); the rule is fixed, not fitted to gold labels.
 func Hybrid(context, lexical float64) float64 { return (context + lexical) / 2 }

@@ -3,6 +3,8 @@ package harvest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,8 +12,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxsim/ctxsim/scoring/bundle"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
+	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 )
@@ -31,6 +35,48 @@ type Models struct {
 	Fingerprint string
 	// Window is the most context sentences on each side the models read.
 	Window int
+	// Reference are the reference contexts of the models (reference.json):
+	// a fixed sample of training contexts against which the "zref" reading
+	// of Eq. 4 standardises a sentence's scores. Nil when absent.
+	Reference []examples.Context
+}
+
+// ReferenceFile holds a model directory's reference contexts.
+const ReferenceFile = "reference.json"
+
+// SaveReference writes the reference contexts into dir.
+func SaveReference(dir string, ctxs []examples.Context) error {
+	b, err := json.Marshal(map[string]any{"contexts": ctxs})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return bundle.WriteAtomic(filepath.Join(dir, ReferenceFile), append(b, '\n'))
+}
+
+// loadReference reads dir's reference contexts; a missing file gives nil.
+func loadReference(dir string) ([]examples.Context, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ReferenceFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Contexts []examples.Context `json:"contexts"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReferenceFile), err)
+	}
+	for i, c := range f.Contexts {
+		if len(c.Left) == 0 || len(c.Right) == 0 {
+			return nil, fmt.Errorf("%s: context %d lacks a side", filepath.Join(dir, ReferenceFile), i)
+		}
+	}
+	return f.Contexts, nil
 }
 
 // TokenizerFile is the tokenizer's file in a model directory.
@@ -96,6 +142,16 @@ func LoadModels(dir string) (*Models, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("models: %s holds no trained model (ctx.json, disc.json or gen.json); train them with bin/train", dir)
 	}
+	ref, err := loadReference(dir)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	if ref != nil {
+		m.Reference = ref
+		rb, _ := json.Marshal(ref)
+		rs := sha256.Sum256(rb)
+		parts = append(parts, "reference:"+hex.EncodeToString(rs[:]))
+	}
 	windows := map[int]bool{}
 	if m.Ctx != nil {
 		windows[m.Ctx.Cfg.Window] = true
@@ -134,9 +190,23 @@ func (m *Models) Scorers(st *Store) []Scorer {
 }
 
 // Engine returns an engine over the stored chunks scoring with every
-// loaded model.
+// loaded model, with the models' reference contexts (which it adds to the
+// store, apart from the corpus chunks).
 func (m *Models) Engine(st *Store) (*Engine, error) {
-	return NewEngine(st, m.Window, m.Scorers(st)...)
+	var ids []string
+	var slots []int32
+	if m.Reference != nil {
+		ids, slots = st.addReference(m.Reference)
+	}
+	e, err := NewEngine(st, m.Window, m.Scorers(st)...)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		c, _ := st.chunk(id)
+		e.reference = append(e.reference, e.cand(id, int32(i), c, int(slots[i])))
+	}
+	return e, nil
 }
 
 // Check reports settings that use a term no loaded model computes.

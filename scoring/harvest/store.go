@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
 )
 
@@ -64,6 +65,28 @@ func (st *Store) Add(c schemas.Chunk) error {
 	st.chunks[c.ID] = storedChunk{doc: c.DocID, sents: idx}
 	st.ids = append(st.ids, c.ID)
 	return nil
+}
+
+// addReference stores the reference contexts as chunks of their own,
+// "ref:<i>", whose slot (the sentence left blank) is len(Left); they are
+// not among the corpus chunks (Len, ChunkIDAt). It returns their
+// candidates' chunk IDs and slots.
+func (st *Store) addReference(ctxs []examples.Context) (ids []string, slots []int32) {
+	for i, c := range ctxs {
+		id := fmt.Sprintf("ref:%d", i)
+		ids, slots = append(ids, id), append(slots, int32(len(c.Left)))
+		if _, ok := st.chunks[id]; ok {
+			continue
+		}
+		sents := append(append(append([]string(nil), c.Left...), ""), c.Right...)
+		idx := make([]int32, len(sents))
+		for j, text := range sents {
+			idx[j] = int32(len(st.sents))
+			st.sents = append(st.sents, text)
+		}
+		st.chunks[id] = storedChunk{doc: id, sents: idx}
+	}
+	return ids, slots
 }
 
 // Len is the number of chunks stored.

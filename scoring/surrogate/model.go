@@ -26,6 +26,10 @@ type Config struct {
 	// InitStd is the standard deviation of the normal distribution the
 	// initial token embeddings are drawn from.
 	InitStd float64 `json:"init_std"`
+	// Weighted makes a sentence the weighted mean of its token embeddings,
+	// with a fixed weight per token ID (Model.Weights, for example the
+	// IDF of a word), instead of their plain mean.
+	Weighted bool `json:"weighted,omitempty"`
 }
 
 // DefaultConfig returns the Paragram-SP width (300) with initial embeddings
@@ -60,6 +64,9 @@ type Model struct {
 	// Emb is the (vocab, dim) token embedding table, named "emb.weight".
 	// Its gradient is kept sparse in a SparseGrad, so Emb.Grad is nil.
 	Emb *nn.Param
+	// Weights, with Cfg.Weighted, is the (vocab, 1) table of token
+	// weights, named "emb.token_weight"; it is not trained.
+	Weights *nn.Param
 }
 
 // New returns a model whose embeddings are drawn from N(0, InitStd²) with a
@@ -82,11 +89,33 @@ func newModel(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	table := make([]float32, cfg.Vocab*cfg.Dim)
-	return &Model{Cfg: cfg, Emb: &nn.Param{Name: "emb.weight", Value: nn.FromData(table, cfg.Vocab, cfg.Dim)}}, nil
+	m := &Model{Cfg: cfg, Emb: &nn.Param{Name: "emb.weight", Value: nn.FromData(table, cfg.Vocab, cfg.Dim)}}
+	if cfg.Weighted {
+		w := make([]float32, cfg.Vocab)
+		for i := range w {
+			w[i] = 1
+		}
+		m.Weights = &nn.Param{Name: "emb.token_weight", Value: nn.FromData(w, cfg.Vocab, 1)}
+	}
+	return m, nil
 }
 
-// Params returns the trainable parameters (the embedding table).
-func (m *Model) Params() []*nn.Param { return []*nn.Param{m.Emb} }
+// Params returns the model's parameters: the embedding table (the only
+// one trained) and, for a weighted model, the token weights.
+func (m *Model) Params() []*nn.Param {
+	if m.Weights != nil {
+		return []*nn.Param{m.Emb, m.Weights}
+	}
+	return []*nn.Param{m.Emb}
+}
+
+// tokenWeight is the weight of token id (1 for an unweighted model).
+func (m *Model) tokenWeight(id int) float32 {
+	if m.Weights == nil {
+		return 1
+	}
+	return m.Weights.Value.Data[id]
+}
 
 // Dim returns the width of a sentence embedding.
 func (m *Model) Dim() int { return m.Cfg.Dim }
@@ -103,7 +132,8 @@ func (m *Model) CheckIDs(ids []int) error {
 }
 
 // EncodeInto writes the embedding of the sentence ids, the mean of its
-// token embeddings, into dst[:dim]. An empty sentence is the zero vector.
+// token embeddings (weighted, for a weighted model), into dst[:dim]. An
+// empty sentence, or one whose tokens all weigh zero, is the zero vector.
 // It panics on a token ID outside the vocabulary (see CheckIDs).
 func (m *Model) EncodeInto(dst []float32, ids []int) {
 	dst = dst[:m.Cfg.Dim]
@@ -112,9 +142,23 @@ func (m *Model) EncodeInto(dst []float32, ids []int) {
 			panic(fmt.Sprintf("surrogate: token id %d outside [0, %d): the tokenizer does not match the model", id, m.Cfg.Vocab))
 		}
 	}
-	sumRows(dst, m.Emb.Value.Data, ids)
-	if len(ids) > 0 {
-		scaleBy(dst, 1/float32(len(ids)))
+	if m.Weights == nil {
+		sumRows(dst, m.Emb.Value.Data, ids)
+		if len(ids) > 0 {
+			scaleBy(dst, 1/float32(len(ids)))
+		}
+		return
+	}
+	clear(dst)
+	d := m.Cfg.Dim
+	var total float32
+	for _, id := range ids {
+		w := m.Weights.Value.Data[id]
+		total += w
+		axpy(w, m.Emb.Value.Data[id*d:(id+1)*d], dst)
+	}
+	if total > 0 {
+		scaleBy(dst, 1/total)
 	}
 }
 
@@ -147,7 +191,8 @@ func (m *Model) Similarity(a, b []int) float64 {
 
 // Backward accumulates into g the gradient of a loss with respect to the
 // embedding table, given dE, the gradient with respect to the rows of
-// EncodeBatch(sents): every token of sentence i receives dE_i / len(sents[i]).
+// EncodeBatch(sents): every token t of sentence i receives
+// dE_i · w_t / Σ w (dE_i / len(sents[i]) for an unweighted model).
 func (m *Model) Backward(sents [][]int, dE []float32, g *SparseGrad) {
 	d := m.Cfg.Dim
 	if len(dE) < len(sents)*d {
@@ -161,9 +206,22 @@ func (m *Model) Backward(sents [][]int, dE []float32, g *SparseGrad) {
 			continue
 		}
 		di := dE[i*d : (i+1)*d]
-		scale := 1 / float32(len(s))
+		if m.Weights == nil {
+			scale := 1 / float32(len(s))
+			for _, id := range s {
+				axpy(scale, di, g.acc(id))
+			}
+			continue
+		}
+		var total float32
 		for _, id := range s {
-			axpy(scale, di, g.acc(id))
+			total += m.tokenWeight(id)
+		}
+		if total == 0 {
+			continue
+		}
+		for _, id := range s {
+			axpy(m.tokenWeight(id)/total, di, g.acc(id))
 		}
 	}
 }

@@ -198,3 +198,57 @@ func TestNewDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightedEncoder checks a weighted model: the weighted mean, its
+// gradient against finite differences, and a save/load round trip of the
+// weights.
+func TestWeightedEncoder(t *testing.T) {
+	const vocab, dim = 6, 4
+	cfg := Config{Vocab: vocab, Dim: dim, InitStd: 0.5, Weighted: true}
+	weights := []float32{0, 1, 2, 0.5, 3, 1}
+	m, err := TrainConfig{Model: cfg, Seed: 3, InitWeights: weights}.Initial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m.Emb.Value.Data
+	got := m.Encode([]int{1, 2, 2})
+	for j := range dim {
+		want := (1*e[1*dim+j] + 2*e[2*dim+j] + 2*e[2*dim+j]) / 5
+		if math.Abs(float64(got[j]-want)) > 1e-6 {
+			t.Fatalf("weighted mean %v, want %v at %d", got[j], want, j)
+		}
+	}
+	if z := m.Encode([]int{0, 0}); !slices.Equal(z, make([]float32, dim)) {
+		t.Fatalf("tokens of weight 0 give %v", z)
+	}
+	sents := [][]int{{1, 2, 3}, {4, 4, 0}, {5}}
+	rng := rand.New(rand.NewPCG(6, 6))
+	r := make([]float32, len(sents)*dim)
+	for i := range r {
+		r[i] = float32(rng.NormFloat64())
+	}
+	g := NewSparseGrad(vocab, dim)
+	m.Backward(sents, r, g)
+	loss := func() float64 {
+		var s float64
+		for i, v := range m.EncodeBatch(sents, nil) {
+			s += float64(v) * float64(r[i])
+		}
+		return s
+	}
+	checkGrads(t, "emb", loss, m.Emb.Value.Data, dense(g, vocab, dim), 1e-2, 1000)
+	dir := t.TempDir()
+	if err := m.Save(dir, "tok", nil); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := Load(dir, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Cfg.Weighted || !slices.Equal(back.Weights.Value.Data, weights) || !slices.Equal(back.Encode([]int{1, 2, 2}), got) {
+		t.Fatal("weights lost in a save/load round trip")
+	}
+	if _, err := (TrainConfig{Model: Config{Vocab: vocab, Dim: dim, InitStd: 0.5}, InitWeights: weights}).Initial(); err == nil {
+		t.Fatal("weights accepted for an unweighted model")
+	}
+}

@@ -32,6 +32,9 @@ type TrainConfig struct {
 	// came from.
 	InitTable  []float32 `json:"-"`
 	InitSource string    `json:"init_source,omitempty"`
+	// InitWeights are the token weights of a weighted model (Model.Cfg
+	// .Weighted), copied; nil gives every token weight 1.
+	InitWeights []float32 `json:"-"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -60,6 +63,14 @@ func (c TrainConfig) checkInitTable() error {
 	if c.InitTable != nil && len(c.InitTable) != c.Model.Vocab*c.Model.Dim {
 		return fmt.Errorf("surrogate: initial table of %d values, want %d×%d", len(c.InitTable), c.Model.Vocab, c.Model.Dim)
 	}
+	if c.InitWeights != nil && (!c.Model.Weighted || len(c.InitWeights) != c.Model.Vocab) {
+		return fmt.Errorf("surrogate: %d token weights for a model of %d tokens (weighted: %v)", len(c.InitWeights), c.Model.Vocab, c.Model.Weighted)
+	}
+	for i, w := range c.InitWeights {
+		if !(w >= 0) || math.IsInf(float64(w), 0) {
+			return fmt.Errorf("surrogate: token %d has weight %v", i, w)
+		}
+	}
 	return nil
 }
 
@@ -75,6 +86,9 @@ func (c TrainConfig) Initial() (*Model, error) {
 	}
 	if c.InitTable != nil {
 		copy(m.Emb.Value.Data, c.InitTable)
+	}
+	if c.InitWeights != nil {
+		copy(m.Weights.Value.Data, c.InitWeights)
 	}
 	return m, nil
 }

@@ -203,7 +203,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	t0 := time.Now()
 	e := f.res.Engine
 	if j.Reused {
-		lexical := float64(float32(e.Lexical(false).Cosine(j.SetA.Text, j.SetB.Text)))
+		lexical := float64(float32(e.Lexical(true).Cosine(j.SetA.Text, j.SetB.Text)))
 		row := f.row(j, hv.PairLabel{Context: float64(j.PrevContext), Lexical: lexical,
 			Label: hv.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical), Contexts: int(j.PrevContexts)})
 		row.IndexFingerprint = j.PrevIndex

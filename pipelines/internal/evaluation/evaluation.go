@@ -35,7 +35,8 @@ const VariantHelp = `  origin           the settings given (--preset plus overri
   random_contexts  random corpus contexts instead of retrieved ones
   no_diversity     without the one-per-chunk and Jaccard constraints
   set_N            |C_s| = N (R raised to 2N when smaller)
-  pearson, cosine  Eq. 4 with this similarity
+  pearson, cosine,
+  zref             Eq. 4 with this similarity
   lambda(t:w,...)  Eq. 3 with these weights, e.g. lambda(ctx:1,disc:0.5)
   rerank_by(t)     candidates ranked by term t down to R
   signal_N         S(s1, c) and S(s2, c) on the first N contexts retrieved
@@ -186,12 +187,12 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 						work.GenEvals += ib.Work.GenEvals + lw.GenEvals
 						work.CtxPairs += ib.Work.CtxPairs + lw.CtxPairs
 					}
-					eq4[vi][i] = hv.Similarity(va, vb, st.Similarity)
-					other[vi][i] = hv.Similarity(va, vb, otherSim(st.Similarity))
-					labels[vi][i] = eq4[vi][i]
-					if st.Labeler == hv.LabelerHybrid {
-						labels[vi][i] = hv.Hybrid(eq4[vi][i], e.Lexical(false).Cosine(p.S1, p.S2))
-					}
+					var cw hv.Stats
+					eq4[vi][i], cw = e.Compare(p.S1, p.S2, va, vb, st.Similarity, st.Lambda)
+					work.GenEvals += cw.GenEvals
+					work.CtxPairs += cw.CtxPairs
+					other[vi][i], _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
+					labels[vi][i] = hv.Combine(st, float64(float32(eq4[vi][i])), float64(float32(e.Lexical(true).Cosine(p.S1, p.S2))))
 					mu.Lock()
 					accs[vi].union += union
 					accs[vi].setSize += setSize
@@ -259,8 +260,10 @@ func baselines(m *hv.Models, e *hv.Engine) []baseline {
 		{"tfidf_stem", "the same over Porter stems", stem.Cosine},
 	}
 	if m.Ctx != nil {
-		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)",
-			func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }})
+		cos := func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
+		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)", cos},
+			baseline{"ctx_cosine+tfidf_stem", "the hybrid rule over ctx_cosine instead of Eq. 4",
+				func(a, b string) float64 { return hv.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
 	}
 	if m.Disc != nil {
 		emb, dim := m.Disc.SubwordEmbeddings()
@@ -289,11 +292,13 @@ func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (va, 
 	return va, vb, w
 }
 
+// otherSim is the similarity a variant's contexts are also compared with:
+// pearson for zref and cosine, cosine for pearson.
 func otherSim(s string) string {
-	if s == "pearson" {
-		return "cosine"
+	if s == hv.SimilarityPearson {
+		return hv.SimilarityCosine
 	}
-	return "pearson"
+	return hv.SimilarityPearson
 }
 
 func pairSeed(seed uint64, s string) uint64 {
@@ -367,7 +372,7 @@ func MakeVariants(base hv.Settings, names []string) ([]Variant, error) {
 				s.RandomContexts = true
 			case n == "no_diversity":
 				s.Diversity = false
-			case n == "pearson" || n == "cosine":
+			case n == "pearson" || n == "cosine" || n == "zref":
 				s.Similarity = n
 			case strings.HasPrefix(n, "signal_"):
 				// The early check of the models: S(s1, c) and S(s2, c)
