@@ -15,6 +15,10 @@ const MetaVersionKey = "ctxsim.schema_version"
 // MetaRecordKey is the Parquet key/value metadata key naming the record type.
 const MetaRecordKey = "ctxsim.record"
 
+// MetaRunKey is the Parquet key/value metadata key holding the ID of the
+// run that wrote the file (when the writer was given one).
+const MetaRunKey = "ctxsim.run_id"
+
 // DefaultRowGroupRows bounds the rows buffered per row group, and so the
 // memory a writer holds, for records of a few hundred bytes.
 const DefaultRowGroupRows = 16384
@@ -32,6 +36,9 @@ type WriterOptions struct {
 	// Zero means DefaultRowGroupBytes. A writer's memory is bounded by one
 	// row group, whichever limit is reached first.
 	RowGroupBytes int64
+	// RunID, when set, is recorded in the file's metadata (MetaRunKey), so
+	// a reader can tell which run wrote it.
+	RunID string
 }
 
 // Writer writes records of one type to a Parquet file with bounded memory.
@@ -80,13 +87,17 @@ func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *Writer {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	pw := parquet.NewWriter(w,
+	options := []parquet.WriterOption{
 		parquet.SchemaOf(reflect.New(t).Interface()),
 		parquet.KeyValueMetadata(MetaVersionKey, Version),
 		parquet.KeyValueMetadata(MetaRecordKey, t.Name()),
 		parquet.MaxRowsPerRowGroup(rows),
 		parquet.Compression(&parquet.Zstd),
-	)
+	}
+	if opts.RunID != "" {
+		options = append(options, parquet.KeyValueMetadata(MetaRunKey, opts.RunID))
+	}
+	pw := parquet.NewWriter(w, options...)
 	return &Writer{pw: pw, maxBytes: maxBytes}
 }
 

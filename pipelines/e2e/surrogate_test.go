@@ -383,10 +383,11 @@ func TestSurrogate(t *testing.T) {
 	if msg := runSurrogateFail(t, "--pairs="+pairsGlob, "--model="+model, "--output="+bad, "--tokens=bpe"); !strings.Contains(msg, "unknown vocabulary") {
 		t.Errorf("--tokens=bpe: %s", msg)
 	}
-	// Pairs labelled by other models.
+	// Pairs labelled by other models (a Parquet file written by hand, with
+	// no table manifest).
 	other := filepath.Join(tmp, "other")
 	os.MkdirAll(other, 0o755)
-	f, err := os.Create(filepath.Join(other, "part-00000-of-00001.parquet"))
+	f, err := os.Create(filepath.Join(other, "pairs.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

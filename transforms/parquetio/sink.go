@@ -3,10 +3,20 @@
 //
 // Write produces one file per shard with a deterministic name,
 // dir/part-SSSSS-of-NNNNN.parquet, plus dir/_manifest.json listing the files
-// and their row counts. Each file is written under a temporary name and
-// renamed when complete; the manifest is written last. A rerun overwrites the
-// same names and removes files of earlier runs that it did not write, so the
-// directory never holds partial or duplicate data once the job succeeds.
+// with their row counts, sizes and CRC-32C checksums, and the ID of the run
+// that wrote them (also in each file's metadata). Each file is written under
+// a temporary name and renamed when complete; the manifest is written last,
+// and only when every shard that was sent rows reported exactly that many
+// rows written: a lost shard fails the run instead of becoming an empty
+// file. A rerun overwrites the same names and removes files of earlier runs
+// that it did not write, so the directory never holds partial or duplicate
+// data once the job succeeds.
+//
+// Readers (Glob, ReadFile, Read) open a table through its manifest: a
+// listed file that is missing, a part file that is not listed, a file whose
+// size, checksum, row count or run ID differs from the manifest, and part
+// files with no manifest at all (an interrupted run) are errors naming the
+// file.
 package parquetio
 
 import (
@@ -15,12 +25,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"io"
 	"path"
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -35,8 +47,11 @@ func init() {
 	register.Emitter2[int, beam.T]()
 	register.DoFn3x2[context.Context, int, func(*beam.T) bool, string, error](&writeShardFn{})
 	register.Iter1[beam.T]()
-	register.DoFn3x2[context.Context, []byte, func(*string) bool, string, error](&finalizeFn{})
+	register.DoFn4x2[context.Context, []byte, func(*string) bool, func(*int, *int64) bool, string, error](&finalizeFn{})
 	register.Iter1[string]()
+	register.Iter2[int, int64]()
+	register.DoFn2x2[int, beam.T, int, int64](&shardOneFn{})
+	register.Function2x1[int64, int64, int64](sumRows)
 }
 
 // ManifestName is the name of the manifest written into a table directory.
@@ -44,17 +59,35 @@ const ManifestName = "_manifest.json"
 
 // Manifest lists the files of a complete table.
 type Manifest struct {
-	SchemaVersion string      `json:"schema_version"`
-	Record        string      `json:"record"`
-	NumShards     int         `json:"num_shards"`
-	Rows          int64       `json:"rows"`
-	Files         []FileEntry `json:"files"`
+	SchemaVersion string `json:"schema_version"`
+	Record        string `json:"record"`
+	// RunID names the run that wrote every file of the table.
+	RunID     string      `json:"run_id,omitempty"`
+	NumShards int         `json:"num_shards"`
+	Rows      int64       `json:"rows"`
+	Files     []FileEntry `json:"files"`
 }
 
-// FileEntry is one file of a table.
+// FileEntry is one file of a table: its rows, size in bytes and CRC-32C
+// (Castagnoli, as GCS reports it) in hex.
 type FileEntry struct {
-	Name string `json:"name"`
-	Rows int64  `json:"rows"`
+	Name   string `json:"name"`
+	Rows   int64  `json:"rows"`
+	Bytes  int64  `json:"bytes"`
+	CRC32C string `json:"crc32c"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// runID is this process's run ID: Write records it in the tables a job
+// builds here, unless Config.RunID names another.
+var runID = newRunID()
+
+// RunID returns the ID this process gives the tables it writes.
+func RunID() string { return runID }
+
+func newRunID() string {
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + randomSuffix()
 }
 
 // FileName returns the name of shard i of n.
@@ -71,6 +104,9 @@ type Config struct {
 	// RowGroupRows bounds the rows per row group and so the memory of each
 	// writer; 0 means schemas.DefaultRowGroupRows.
 	RowGroupRows int64
+	// RunID is recorded in every file and in the manifest; empty means
+	// RunID().
+	RunID string
 }
 
 // Write writes col, a PCollection of a struct type with parquet tags, as a
@@ -81,17 +117,30 @@ func Write(s beam.Scope, cfg Config, col beam.PCollection) beam.PCollection {
 	if cfg.NumShards <= 0 {
 		cfg.NumShards = 1
 	}
+	if cfg.RunID == "" {
+		cfg.RunID = runID
+	}
 	t := col.Type().Type()
 	keyed := beam.ParDo(s, &keyByShardFn{NumShards: cfg.NumShards}, col)
 	grouped := beam.GroupByKey(s, keyed)
 	written := beam.ParDo(s, &writeShardFn{
-		Dir: cfg.Dir, NumShards: cfg.NumShards, RowGroupRows: cfg.RowGroupRows,
+		Dir: cfg.Dir, NumShards: cfg.NumShards, RowGroupRows: cfg.RowGroupRows, RunID: cfg.RunID,
 		Type: beam.EncodedType{T: t},
 	}, grouped)
+	// What each shard was sent, counted apart from the writers: the
+	// manifest is written only if every shard reports exactly that.
+	sent := beam.CombinePerKey(s, sumRows, beam.ParDo(s, &shardOneFn{}, keyed))
 	return beam.ParDo(s, &finalizeFn{
-		Dir: cfg.Dir, NumShards: cfg.NumShards, Type: beam.EncodedType{T: t},
-	}, beam.Impulse(s), beam.SideInput{Input: written})
+		Dir: cfg.Dir, NumShards: cfg.NumShards, RunID: cfg.RunID, Type: beam.EncodedType{T: t},
+	}, beam.Impulse(s), beam.SideInput{Input: written}, beam.SideInput{Input: sent})
 }
+
+// shardOneFn maps a keyed record to (shard, 1).
+type shardOneFn struct{}
+
+func (shardOneFn) ProcessElement(shard int, _ beam.T) (int, int64) { return shard, 1 }
+
+func sumRows(a, b int64) int64 { return a + b }
 
 // Keyed is implemented by records with an identity (an ID). Write assigns
 // them to files by a hash of Key; other records are hashed whole.
@@ -121,11 +170,12 @@ func (f *keyByShardFn) ProcessElement(row beam.T, emit func(int, beam.T)) error 
 }
 
 // writeShardFn writes one shard's rows to a temporary file and renames it to
-// the shard's final name. It emits "name\trows".
+// the shard's final name. It emits the file's FileEntry as JSON.
 type writeShardFn struct {
 	Dir          string
 	NumShards    int
 	RowGroupRows int64
+	RunID        string
 	Type         beam.EncodedType
 
 	rows counter.Counter
@@ -137,7 +187,7 @@ func (f *writeShardFn) Setup() {
 
 func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, rows func(*beam.T) bool) (string, error) {
 	name := FileName(shard, f.NumShards)
-	n, err := writeFile(ctx, f.Dir, name, f.Type.T, f.RowGroupRows, func(w writerFunc) error {
+	e, err := writeFile(ctx, f.Dir, name, f.Type.T, f.RowGroupRows, f.RunID, func(w writerFunc) error {
 		var row beam.T
 		for rows(&row) {
 			if err := w(row); err != nil {
@@ -149,28 +199,45 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, rows func(
 	if err != nil {
 		return "", err
 	}
-	f.rows.Inc(ctx, n)
-	return fmt.Sprintf("%s\t%d", name, n), nil
+	f.rows.Inc(ctx, e.Rows)
+	b, err := json.Marshal(e)
+	return string(b), err
 }
 
 type writerFunc func(row any) error
 
+// countingWriter counts and checksums the bytes written through it.
+type countingWriter struct {
+	w     io.Writer
+	n     int64
+	crc32 uint32
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.crc32 = crc32.Update(c.crc32, castagnoli, p[:n])
+	return n, err
+}
+
 // writeFile writes dir/name atomically: rows go to a temporary file whose
-// name is unique to this attempt, which is renamed when complete.
-func writeFile(ctx context.Context, dir, name string, t reflect.Type, rowGroupRows int64,
-	fill func(writerFunc) error) (int64, error) {
+// name is unique to this attempt, which is renamed when complete. It
+// returns the file's entry for the manifest.
+func writeFile(ctx context.Context, dir, name string, t reflect.Type, rowGroupRows int64, run string,
+	fill func(writerFunc) error) (FileEntry, error) {
 	fs, err := filesystem.New(ctx, dir)
 	if err != nil {
-		return 0, err
+		return FileEntry{}, err
 	}
 	defer fs.Close()
 	final := join(dir, name)
 	tmp := join(dir, ".tmp-"+name+"-"+randomSuffix())
 	wc, err := fs.OpenWrite(ctx, tmp)
 	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", tmp, err)
+		return FileEntry{}, fmt.Errorf("create %s: %w", tmp, err)
 	}
-	pw := schemas.NewWriter(wc, t, schemas.WriterOptions{RowGroupRows: rowGroupRows})
+	cw := &countingWriter{w: wc}
+	pw := schemas.NewWriter(cw, t, schemas.WriterOptions{RowGroupRows: rowGroupRows, RunID: run})
 	var n int64
 	ferr := fill(func(row any) error {
 		if err := pw.Write(row); err != nil {
@@ -188,46 +255,68 @@ func writeFile(ctx context.Context, dir, name string, t reflect.Type, rowGroupRo
 	}
 	if ferr != nil {
 		removeQuietly(ctx, fs, tmp)
-		return 0, ferr
+		return FileEntry{}, fmt.Errorf("write %s: %w", final, ferr)
+	}
+	// What reached the filesystem must be what was written (a full disk can
+	// cut a file short without an error from every layer).
+	if size, err := fs.Size(ctx, tmp); err != nil || size != cw.n {
+		removeQuietly(ctx, fs, tmp)
+		return FileEntry{}, fmt.Errorf("write %s: %d bytes written, %d on disk (%v)", final, cw.n, size, err)
 	}
 	if err := filesystem.Rename(ctx, fs, tmp, final); err != nil {
-		return 0, fmt.Errorf("rename %s to %s: %w", tmp, final, err)
+		removeQuietly(ctx, fs, tmp)
+		return FileEntry{}, fmt.Errorf("rename %s to %s: %w", tmp, final, err)
 	}
-	return n, nil
+	return FileEntry{Name: name, Rows: n, Bytes: cw.n, CRC32C: fmt.Sprintf("%08x", cw.crc32)}, nil
 }
 
-// finalizeFn runs once after every shard is written: it writes empty files
-// for shards that got no rows, removes files of earlier runs and temporary
-// files of failed attempts, and writes the manifest.
+// finalizeFn runs once after every shard is written: it checks that every
+// shard that was sent rows reported exactly that many written, writes empty
+// files for shards that were sent none, removes files of earlier runs and
+// temporary files of failed attempts, and writes the manifest.
 type finalizeFn struct {
 	Dir       string
 	NumShards int
+	RunID     string
 	Type      beam.EncodedType
 }
 
-func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(*string) bool) (string, error) {
-	rows := make(map[string]int64, f.NumShards)
+func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(*string) bool,
+	sent func(*int, *int64) bool) (string, error) {
+	reported := make(map[string]FileEntry, f.NumShards)
 	var line string
 	for written(&line) {
-		name, n, ok := strings.Cut(line, "\t")
-		if !ok {
-			return "", fmt.Errorf("bad shard record %q", line)
+		var e FileEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return "", fmt.Errorf("%s: bad shard report %q: %w", f.Dir, line, err)
 		}
-		var c int64
-		fmt.Sscan(n, &c)
-		rows[name] = c
+		reported[e.Name] = e
 	}
-	m := Manifest{SchemaVersion: schemas.Version, Record: f.Type.T.Name(), NumShards: f.NumShards}
+	want := make(map[string]int64, f.NumShards)
+	var shard int
+	var n int64
+	for sent(&shard, &n) {
+		want[FileName(shard, f.NumShards)] = n
+	}
+	m := Manifest{SchemaVersion: schemas.Version, Record: f.Type.T.Name(), RunID: f.RunID, NumShards: f.NumShards}
 	for i := 0; i < f.NumShards; i++ {
 		name := FileName(i, f.NumShards)
-		c, ok := rows[name]
-		if !ok {
-			if _, err := writeFile(ctx, f.Dir, name, f.Type.T, 0, func(writerFunc) error { return nil }); err != nil {
+		e, ok := reported[name]
+		switch {
+		case !ok && want[name] > 0:
+			return "", fmt.Errorf("%s: shard %s was sent %d rows but never reported writing them; no manifest written",
+				f.Dir, name, want[name])
+		case ok && e.Rows != want[name]:
+			return "", fmt.Errorf("%s: shard %s was sent %d rows but wrote %d; no manifest written",
+				f.Dir, name, want[name], e.Rows)
+		case !ok:
+			var err error
+			if e, err = writeFile(ctx, f.Dir, name, f.Type.T, 0, f.RunID, func(writerFunc) error { return nil }); err != nil {
 				return "", err
 			}
 		}
-		m.Files = append(m.Files, FileEntry{Name: name, Rows: c})
-		m.Rows += c
+		m.Files = append(m.Files, e)
+		m.Rows += e.Rows
 	}
 	fs, err := filesystem.New(ctx, f.Dir)
 	if err != nil {
@@ -244,10 +333,12 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(
 	mp := join(f.Dir, ManifestName)
 	tmp := join(f.Dir, ".tmp-"+ManifestName+"-"+randomSuffix())
 	if err := filesystem.Write(ctx, fs, tmp, append(b, '\n')); err != nil {
-		return "", err
+		removeQuietly(ctx, fs, tmp)
+		return "", fmt.Errorf("write %s: %w", mp, err)
 	}
 	if err := filesystem.Rename(ctx, fs, tmp, mp); err != nil {
-		return "", err
+		removeQuietly(ctx, fs, tmp)
+		return "", fmt.Errorf("write %s: %w", mp, err)
 	}
 	return mp, nil
 }
