@@ -67,6 +67,8 @@ var (
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("sts", "index", "chunks", "model", "output")
+	jobrun.Lease("evaluate", *output)
+	defer jobrun.Release()
 	ctx := context.Background()
 	if err := nn.SetBackend(*blas); err != nil {
 		jobrun.Fail(err)

@@ -71,6 +71,15 @@ var (
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("model", "output")
+	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
+		jobrun.Range{Name: "min_words", Lo: 0, Hi: 1000}, jobrun.Range{Name: "pair_neighbours", Lo: 1, Hi: 1e6})
+	jobrun.Lease("harvest", *output)
+	defer jobrun.Release()
+	// The summary commits the run's tables: an earlier run's must not stay
+	// beside tables this run rewrites, should it stop midway.
+	if err := jobrun.Uncommit(context.Background(), *output); err != nil {
+		jobrun.Fail(err)
+	}
 	if *corpusDir != "" {
 		setDefault(indexDir, remote.Join(*corpusDir, "index"))
 		setDefault(chunks, remote.Join(*corpusDir, "chunks/*.parquet"))
@@ -129,8 +138,10 @@ func main() {
 	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "harvest", "retrieve", "parquetio")
+	jobrun.CheckNotEmpty(c, "harvest/pairs_labeled", "no pair was labeled (see dead_letters and the counters above)")
 	sum := harvest.Summarize(c, st, pc, models.Fingerprint, indexFP, jobrun.RunnerName(),
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
+	sum.RunID = parquetio.RunID()
 	b, _ := json.MarshalIndent(sum, "", "  ")
 	if err := remote.WriteFile(ctx, remote.Join(*output, "summary.json"), append(b, '\n')); err != nil {
 		jobrun.Fail(err)

@@ -51,6 +51,10 @@ var (
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("input", "output")
+	jobrun.CheckRanges(jobrun.Range{Name: "shards", Lo: 1, Hi: 256}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
+		jobrun.Range{Name: "chunk_size", Lo: 1, Hi: 1000}, jobrun.Range{Name: "chunk_stride", Lo: 1, Hi: 1000})
+	jobrun.Lease("index", *output)
+	defer jobrun.Release()
 	opts := corpus.Options{
 		ChunkSize: *chunkSize, ChunkStride: *chunkStride,
 		MaxParagraphBytes: *maxParagraph, MaxLineBytes: *maxLine, StrictFields: *strict,
@@ -94,6 +98,8 @@ func main() {
 	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "ingest", "index", "parquetio")
+	jobrun.CheckNotEmpty(c, "ingest/documents_ingested",
+		fmt.Sprintf("no documents in --input=%s: nothing was indexed (dead letters in %s/dead_letters)", *input, *output))
 	for _, e := range []error{
 		c.Reconcile("ingest/records_read", "ingest/documents_parsed", "ingest/records_dead"),
 		c.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate", "ingest/documents_empty"),

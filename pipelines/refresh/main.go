@@ -110,6 +110,10 @@ type Manifest struct {
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("input", "root", "model")
+	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
+		jobrun.Range{Name: "shards", Lo: 1, Hi: 256})
+	jobrun.Lease("refresh", *root)
+	defer jobrun.Release()
 	if err := refresh(context.Background()); err != nil {
 		jobrun.Fail(err)
 	}

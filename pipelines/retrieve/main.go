@@ -49,6 +49,10 @@ var (
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("index", "output")
+	jobrun.CheckRanges(jobrun.Range{Name: "k", Lo: 1, Hi: 1e6}, jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true},
+		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000})
+	jobrun.Lease("retrieve", *output)
+	defer jobrun.Release()
 	if (*sentences == "") == (*queries == "") {
 		jobrun.Fail(fmt.Errorf("give exactly one of --sentences and --queries"))
 	}
@@ -90,6 +94,7 @@ func main() {
 	}
 	fmt.Println("counters:")
 	c.Print(os.Stdout, "retrieve", "parquetio")
+	jobrun.CheckNotEmpty(c, "retrieve/queries", "no sentence was queried")
 	fmt.Printf("hits: %s/hits\n", *output)
 	if *show > 0 {
 		if err := printExamples(*output+"/hits", *chunks, *show); err != nil {

@@ -258,6 +258,9 @@ func main() {
 		jobrun.Fail(errors.New("--embed and --score apply a trained surrogate: name it with --load"))
 	}
 	jobrun.Require("pairs", "model", "output")
+	jobrun.CheckRanges(jobrun.Range{Name: "epochs", Lo: 1, Hi: 1000})
+	jobrun.Lease("surrogate", *output)
+	defer jobrun.Release()
 	start := time.Now()
 	seconds := map[string]num{}
 
@@ -557,7 +560,7 @@ func readPairs(ctx context.Context, globs []string) ([]schemas.LabeledPair, int,
 		return nil, 0, errors.New("no pairs found: --pairs names no files")
 	}
 	var rows []schemas.LabeledPair
-	seen := map[string]bool{}
+	seen, checked := map[string]bool{}, map[string]bool{}
 	files := 0
 	for _, g := range globs {
 		if !remote.IsRemote(g) && !strings.ContainsAny(g, "*?[") {
@@ -575,6 +578,12 @@ func readPairs(ctx context.Context, globs []string) ([]schemas.LabeledPair, int,
 			}
 			seen[name] = true
 			files++
+			if dir := name[:max(strings.LastIndex(name, "/"), 0)]; !checked[dir] {
+				checked[dir] = true
+				if err := jobrun.CheckCommitted(ctx, dir); err != nil {
+					return nil, 0, fmt.Errorf("pairs: %w", err)
+				}
+			}
 			if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.LabeledPair{}), func(v any) error {
 				rows = append(rows, v.(schemas.LabeledPair))
 				return nil

@@ -147,6 +147,8 @@ type results struct {
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("input", "output")
+	jobrun.Lease("train", *output)
+	defer jobrun.Release()
 	pc, ok := presets[*preset]
 	if !ok {
 		jobrun.Fail(fmt.Errorf("unknown preset %q (tiny, base)", *preset))

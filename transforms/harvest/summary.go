@@ -12,6 +12,9 @@ import (
 // each bin/refresh version: what was labeled, how the labels spread, and
 // what it cost.
 type Summary struct {
+	// RunID is the run that wrote the summary and every table it
+	// describes (their manifests carry the same ID).
+	RunID string `json:"run_id,omitempty"`
 	// Version is the refresh version the harvest belongs to (refresh only).
 	Version          string      `json:"version,omitempty"`
 	Settings         hv.Settings `json:"settings"`

@@ -10,6 +10,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
+// osExit is os.Exit; tests replace it.
+var osExit = os.Exit
+
 var verbose = flag.Bool("verbose", false, "Log the runner's informational messages.")
 
 // Init parses flags and initialises Beam. It must be called first in main.
@@ -31,6 +34,7 @@ func Init(usage string) {
 // Fail prints err and exits with status 1.
 func Fail(err error) {
 	fmt.Fprintln(os.Stderr, "error:", err)
+	Release()
 	os.Exit(1)
 }
 
@@ -39,7 +43,7 @@ func Require(names ...string) {
 	for _, n := range names {
 		if flagValue(n) == "" {
 			fmt.Fprintf(os.Stderr, "error: --%s is required (see -help)\n", n)
-			os.Exit(2)
+			osExit(2)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 // Flags holds the method flags registered on a flag set.
 type Flags struct {
+	fs                                            *flag.FlagSet
 	preset, rerankBy, lambda, similarity, labeler *string
 	topK, rerank, setSize                         *int
 	noDiversity                                   *bool
@@ -22,6 +23,7 @@ type Flags struct {
 // default.
 func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 	return &Flags{
+		fs: fs,
 		preset: fs.String("preset", defaultPreset, "Settings preset: "+strings.Join(hv.PresetNames(), ", ")+
 			" (default: the contrastive scorer with the hybrid labeler at the paper's depth; paper: the paper's four terms and cosine; small and demo are shallower)."),
 		topK:     fs.Int("top_k", 0, "Override: chunks retrieved per sentence."),
@@ -39,9 +41,16 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 // Settings returns the preset with the overrides applied, validated. Errors
 // name the flag.
 func (f *Flags) Settings() (hv.Settings, error) {
-	for name, v := range map[string]int{"top_k": *f.topK, "rerank": *f.rerank, "set_size": *f.setSize} {
-		if v < 0 {
-			return hv.Settings{}, fmt.Errorf("--%s must be positive, got %d", name, v)
+	// An override left out keeps the preset's value; one given must be
+	// positive (0 is not "the default").
+	given := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	for _, o := range []struct {
+		name string
+		v    int
+	}{{"top_k", *f.topK}, {"rerank", *f.rerank}, {"set_size", *f.setSize}} {
+		if o.v < 0 || (o.v == 0 && given[o.name]) {
+			return hv.Settings{}, fmt.Errorf("--%s must be at least 1, got %d", o.name, o.v)
 		}
 	}
 	st, err := hv.Preset(*f.preset)

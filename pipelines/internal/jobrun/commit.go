@@ -1,0 +1,69 @@
+package jobrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/transforms/remote"
+)
+
+// SummaryName is the file that commits a harvest's output directory: it is
+// written last, and names the run whose tables it describes.
+const SummaryName = "summary.json"
+
+// Uncommit removes the summary and report of an earlier run from dir,
+// before a new run rewrites its tables.
+func Uncommit(ctx context.Context, dir string) error {
+	for _, name := range []string{SummaryName, "report.html"} {
+		p := remote.Join(dir, name)
+		if ok, err := remote.Exists(ctx, p); err != nil {
+			return err
+		} else if ok {
+			if err := remote.RemoveAll(ctx, p); err != nil {
+				return fmt.Errorf("remove the earlier run's %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckCommitted checks that the table in dir belongs to a finished run
+// when dir sits in a harvest's output (beside context_sets/ or a
+// summary.json): the summary must be there and name the run that wrote the
+// table. Other tables are left to their manifests.
+func CheckCommitted(ctx context.Context, dir string) error {
+	dir = strings.TrimSuffix(dir, "/")
+	parent := dir[:max(strings.LastIndex(dir, "/"), 0)]
+	if parent == "" {
+		parent = "."
+	}
+	b, err := remote.ReadFile(ctx, remote.Join(parent, SummaryName))
+	if err != nil {
+		if ok, _ := remote.Exists(ctx, remote.Join(parent, "context_sets/"+parquetio.ManifestName)); ok {
+			return fmt.Errorf("%s: the harvest in %s has no %s: it did not finish (run it again)", dir, parent, SummaryName)
+		}
+		return nil
+	}
+	var sum struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return fmt.Errorf("%s: %w", remote.Join(parent, SummaryName), err)
+	}
+	if sum.RunID == "" {
+		return nil // written before summaries named their run
+	}
+	m, err := parquetio.CheckTable(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if m.RunID != sum.RunID {
+		return fmt.Errorf("%s: written by run %s, but %s describes run %s: the harvest in %s did not finish (run it again)",
+			dir, m.RunID, path.Join(parent, SummaryName), sum.RunID, parent)
+	}
+	return nil
+}
