@@ -24,6 +24,9 @@ type ShardMeta struct {
 	Shard         int         `json:"shard"`
 	NumShards     int         `json:"num_shards"`
 	Fingerprint   Fingerprint `json:"fingerprint"`
+	// Files maps each file of the finished shard (a path relative to the
+	// shard's directory) to "size:crc32c"; see ShardFiles.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // BuildOptions configures index building.
@@ -160,7 +163,9 @@ func (w *ShardWriter) Close() (ShardMeta, error) {
 	if err := os.Rename(w.tmp, w.final); err != nil {
 		return ShardMeta{}, err
 	}
-	return w.meta, nil
+	sm := w.meta
+	sm.Files, err = ShardFiles(w.final)
+	return sm, err
 }
 
 // Abort discards the shard being built.
@@ -188,6 +193,9 @@ func Finalize(dir string, numShards int, opts BuildOptions, chunking string) (Me
 		}
 		sm, err := readShardMeta(p)
 		if err != nil {
+			return Meta{}, err
+		}
+		if sm.Files, err = ShardFiles(p); err != nil {
 			return Meta{}, err
 		}
 		shards[i] = sm
@@ -220,6 +228,12 @@ func MetaOf(shards []ShardMeta, opts BuildOptions, chunking string) (Meta, error
 		}
 		meta.Shards[i] = sm.Fingerprint
 		meta.Corpus.Merge(sm.Fingerprint)
+		if sm.Files != nil {
+			if meta.ShardFiles == nil {
+				meta.ShardFiles = make([]map[string]string, n)
+			}
+			meta.ShardFiles[i] = sm.Files
+		}
 	}
 	return meta, nil
 }

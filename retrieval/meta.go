@@ -29,6 +29,9 @@ type Meta struct {
 	Shards []Fingerprint `json:"shards"`
 	// Chunking records how chunks were cut ("size=6,stride=3").
 	Chunking string `json:"chunking,omitempty"`
+	// ShardFiles holds each shard's files with their sizes and checksums
+	// (ShardMeta.Files), checked by Open.
+	ShardFiles []map[string]string `json:"shard_files,omitempty"`
 }
 
 // ID returns a short identifier of the index's content and analysis, for

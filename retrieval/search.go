@@ -52,6 +52,12 @@ func Open(dir string) (*Index, error) {
 	ix := &Index{Meta: meta, dir: dir, an: an, MinBigrams: DefaultMinBigrams}
 	for i := 0; i < meta.NumShards; i++ {
 		p := filepath.Join(dir, ShardDir(i, meta.NumShards))
+		if i < len(meta.ShardFiles) && meta.ShardFiles[i] != nil {
+			if err := CheckShardFiles(p, meta.ShardFiles[i]); err != nil {
+				ix.Close()
+				return nil, err
+			}
+		}
 		sh, err := bleve.OpenUsing(p, map[string]interface{}{"read_only": true})
 		if err != nil {
 			ix.Close()
@@ -153,7 +159,7 @@ func (ix *Index) docFreqs(ctx context.Context, terms []term) ([][]uint64, []uint
 	local := make([][]uint64, len(ix.shards))
 	global := make([]uint64, len(terms))
 	for s, sh := range ix.shards {
-		df, err := shardDocFreqs(ctx, sh, terms)
+		df, err := ix.shardDocFreqs(ctx, s, sh, terms)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -261,7 +267,8 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 // qnorm_s · coord · Σ G²·tf·norm. Dividing by qnorm_s and multiplying by
 // 1/sqrt(Σ G²) gives the single-index score.
 func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint64,
-	gidf []float64, gnorm float64, size int) ([]schemas.Hit, error) {
+	gidf []float64, gnorm float64, size int) (_ []schemas.Hit, err error) {
+	defer ix.corrupt(s, &err)
 	n := ix.docCount[s]
 	clauses := make([]query.Query, len(terms))
 	var wsum float64
@@ -295,9 +302,20 @@ func idf(docs, docFreq uint64) float64 {
 	return 1 + math.Log(float64(docs)/float64(docFreq+1))
 }
 
-// shardDocFreqs returns, for each term, the number of chunks of shard sh
-// that contain it.
-func shardDocFreqs(ctx context.Context, sh bleve.Index, terms []term) ([]uint64, error) {
+// corrupt turns a panic inside bleve while reading shard s (its reader
+// panics on damaged segment files instead of returning an error) into an
+// error naming the shard. Deferred by every call that reads a shard.
+func (ix *Index) corrupt(s int, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("index shard %s is damaged (reading it failed: %v); rebuild the index",
+			filepath.Join(ix.dir, ShardDir(s, len(ix.shards))), r)
+	}
+}
+
+// shardDocFreqs returns, for each term, the number of chunks of shard s
+// (sh) that contain it.
+func (ix *Index) shardDocFreqs(ctx context.Context, s int, sh bleve.Index, terms []term) (_ []uint64, err error) {
+	defer ix.corrupt(s, &err)
 	adv, err := sh.Advanced()
 	if err != nil {
 		return nil, err

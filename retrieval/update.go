@@ -134,7 +134,8 @@ func UpdateShard(path string, remove []string, add []schemas.Chunk, opts BuildOp
 	if err := idx.Close(); err != nil {
 		return ShardMeta{}, err
 	}
-	return sm, nil
+	sm.Files, err = ShardFiles(path)
+	return sm, err
 }
 
 // CopyDir copies the directory tree src to dst, which must not exist.
