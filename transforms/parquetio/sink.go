@@ -247,15 +247,16 @@ func writeFile(ctx context.Context, dir, name string, t reflect.Type, rowGroupRo
 		return nil
 	})
 	if ferr == nil {
-		ferr = pw.Close()
+		if err := pw.Close(); err != nil {
+			ferr = fmt.Errorf("write %s: %w", final, err)
+		}
 	}
-	cerr := wc.Close()
-	if ferr == nil {
-		ferr = cerr
+	if cerr := wc.Close(); ferr == nil && cerr != nil {
+		ferr = fmt.Errorf("write %s: %w", final, cerr)
 	}
 	if ferr != nil {
 		removeQuietly(ctx, fs, tmp)
-		return FileEntry{}, fmt.Errorf("write %s: %w", final, ferr)
+		return FileEntry{}, ferr
 	}
 	// What reached the filesystem must be what was written (a full disk can
 	// cut a file short without an error from every layer).

@@ -1,6 +1,7 @@
 package jobrun
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -24,7 +25,9 @@ func Init(usage string) {
 	}
 	flag.Parse()
 	beam.Init()
-	level := slog.LevelWarn
+	// The runner logs a failed bundle several times over, with its plan;
+	// the job prints the cause itself (Fail), so only --verbose shows them.
+	level := slog.LevelError + 4
 	if *verbose {
 		level = slog.LevelInfo
 	}
@@ -34,6 +37,14 @@ func Init(usage string) {
 // Fail prints err and exits with status 1.
 func Fail(err error) {
 	fmt.Fprintln(os.Stderr, "error:", err)
+	var pe *PipelineError
+	if errors.As(err, &pe) {
+		if *verbose {
+			fmt.Fprintf(os.Stderr, "\nthe runner's report:\n%s\n", pe.Detail)
+		} else {
+			fmt.Fprintln(os.Stderr, "(--verbose prints the runner's full report)")
+		}
+	}
 	Release()
 	os.Exit(1)
 }

@@ -48,7 +48,7 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, pipelineError(name, err)
 	}
 	c := Counters{}
 	// A Dataflow dry run, template build or asynchronous submission
