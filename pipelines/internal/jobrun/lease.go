@@ -24,8 +24,13 @@ var (
 // Lease takes the lease (package lease) on each output directory of this
 // run, under the run ID its tables record, or fails the job naming the run
 // that holds one. The leases are given back by Release, by Fail, and when
-// the process is interrupted.
+// the process is interrupted. A job that is only built or submitted here
+// (NotRun: a dry run, a template, an asynchronous submission) writes
+// nothing from this process and takes no lease.
 func Lease(job string, dirs ...string) {
+	if NotRun() {
+		return
+	}
 	ctx := context.Background()
 	for _, d := range dirs {
 		l, err := lease.Acquire(ctx, d, job, parquetio.RunID(), *takeOver)
