@@ -16,8 +16,12 @@ import (
 const SummaryName = "summary.json"
 
 // Uncommit removes the summary and report of an earlier run from dir,
-// before a new run rewrites its tables.
+// before a new run rewrites its tables. A job only built or submitted here
+// (NotRun) leaves them: it rewrites nothing from this process.
 func Uncommit(ctx context.Context, dir string) error {
+	if NotRun() {
+		return nil
+	}
 	for _, name := range []string{SummaryName, "report.html"} {
 		p := remote.Join(dir, name)
 		if ok, err := remote.Exists(ctx, p); err != nil {
