@@ -101,6 +101,15 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 // partName matches the names Write gives a table's files.
 var partName = regexp.MustCompile(`^part-\d{5}-of-\d{5}\.parquet$`)
 
+func errUnfinished(file string) error {
+	return fmt.Errorf("%s: part file of a table with no %s: the run that wrote it did not finish (run it again)",
+		file, ManifestName)
+}
+
+func errUnlisted(file, dir string) error {
+	return fmt.Errorf("%s: not listed in %s (a file from another run?)", file, join(dir, ManifestName))
+}
+
 // readManifest reads dir's manifest; ok is false when there is none.
 func readManifest(ctx context.Context, fs filesystem.Interface, dir string) (m Manifest, ok bool, err error) {
 	mp := join(dir, ManifestName)
@@ -138,8 +147,7 @@ func checkMatched(ctx context.Context, fs filesystem.Interface, dir, patternBase
 	if !ok {
 		for _, p := range matched {
 			if partName.MatchString(path.Base(p)) {
-				return fmt.Errorf("%s: part file of a table with no %s: the run that wrote it did not finish (run it again)",
-					p, ManifestName)
+				return errUnfinished(p)
 			}
 		}
 		return nil
@@ -154,7 +162,7 @@ func checkMatched(ctx context.Context, fs filesystem.Interface, dir, patternBase
 		have[base] = true
 		e, ok := listed[base]
 		if !ok {
-			return fmt.Errorf("%s: not listed in %s (a file from another run?)", p, join(dir, ManifestName))
+			return errUnlisted(p, dir)
 		}
 		if e.Bytes > 0 {
 			size, err := fs.Size(ctx, p)
@@ -299,8 +307,7 @@ func manifestEntry(ctx context.Context, name string) (*FileEntry, string, error)
 	}
 	if !ok {
 		if partName.MatchString(base) {
-			return nil, "", fmt.Errorf("%s: part file of a table with no %s: the run that wrote it did not finish (run it again)",
-				name, ManifestName)
+			return nil, "", errUnfinished(name)
 		}
 		return nil, "", nil
 	}
@@ -309,7 +316,7 @@ func manifestEntry(ctx context.Context, name string) (*FileEntry, string, error)
 			return &e, m.RunID, nil
 		}
 	}
-	return nil, "", fmt.Errorf("%s: not listed in %s (a file from another run?)", name, join(dir, ManifestName))
+	return nil, "", errUnlisted(name, dir)
 }
 
 // checkFile compares an open file's size and CRC-32C with its manifest
