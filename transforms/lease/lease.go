@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
 )
 
 // FileName is the lease file's name inside the directory it guards.
@@ -261,6 +263,9 @@ func (g gcsStore) remove(ctx context.Context, p string, gen int64, _ []byte) err
 	return err
 }
 
+// isPrecondition reports whether GCS refused a conditional request
+// (HTTP 412 Precondition Failed).
 func isPrecondition(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "412") || strings.Contains(strings.ToLower(err.Error()), "precondition"))
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed
 }

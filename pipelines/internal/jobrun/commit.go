@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
@@ -45,7 +44,8 @@ func CheckCommitted(ctx context.Context, dir string) error {
 	if parent == "" {
 		parent = "."
 	}
-	b, err := remote.ReadFile(ctx, remote.Join(parent, SummaryName))
+	summary := remote.Join(parent, SummaryName)
+	b, err := remote.ReadFile(ctx, summary)
 	if err != nil {
 		if ok, _ := remote.Exists(ctx, remote.Join(parent, "context_sets/"+parquetio.ManifestName)); ok {
 			return fmt.Errorf("%s: the harvest in %s has no %s: it did not finish (run it again)", dir, parent, SummaryName)
@@ -56,7 +56,7 @@ func CheckCommitted(ctx context.Context, dir string) error {
 		RunID string `json:"run_id"`
 	}
 	if err := json.Unmarshal(b, &sum); err != nil {
-		return fmt.Errorf("%s: %w", remote.Join(parent, SummaryName), err)
+		return fmt.Errorf("%s: %w", summary, err)
 	}
 	if sum.RunID == "" {
 		return nil // written before summaries named their run
@@ -67,7 +67,7 @@ func CheckCommitted(ctx context.Context, dir string) error {
 	}
 	if m.RunID != sum.RunID {
 		return fmt.Errorf("%s: written by run %s, but %s describes run %s: the harvest in %s did not finish (run it again)",
-			dir, m.RunID, path.Join(parent, SummaryName), sum.RunID, parent)
+			dir, m.RunID, summary, sum.RunID, parent)
 	}
 	return nil
 }
