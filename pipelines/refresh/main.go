@@ -67,6 +67,7 @@ var (
 	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
 	method     = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
+	sampleFrom = flag.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). Runs with windows that do not overlap label disjoint sentences.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
 	quota      = flag.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum.")
 	neighbours = flag.Int("pair_neighbours", 200, "Top hits of a sentence that link it to other sentences.")
@@ -97,6 +98,7 @@ type Manifest struct {
 	Settings         hv.Settings        `json:"settings"`
 	Pairs            harvest.PairConfig `json:"pair_sampler"`
 	Sample           float64            `json:"sample"`
+	SampleFrom       float64            `json:"sample_from,omitempty"`
 	MinWords         int                `json:"min_words"`
 	Reused           bool               `json:"reused_parent"`
 	Chunks           int                `json:"chunks"`
@@ -110,7 +112,8 @@ type Manifest struct {
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("input", "root", "model")
-	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
+	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "sample_from", Lo: 0, Hi: 1 - *sample},
+		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
 		jobrun.Range{Name: "shards", Lo: 1, Hi: 256})
 	jobrun.Lease("refresh", *root)
 	defer jobrun.Release()
@@ -145,8 +148,14 @@ func refresh(ctx context.Context) error {
 	}
 	copts := corpus.Defaults()
 	m := Manifest{Inputs: jobrun.SplitList(*input), ModelFingerprint: models.Fingerprint, Settings: st,
-		Pairs: pc, Sample: *sample, MinWords: *minWords, Seconds: map[string]float64{}}
-	m.Method = digest(st, pc, *sample, *minWords, models.Fingerprint, copts.ChunkSize, copts.ChunkStride, schemas.Version)
+		Pairs: pc, Sample: *sample, SampleFrom: *sampleFrom, MinWords: *minWords, Seconds: map[string]float64{}}
+	method := []any{st, pc, *sample, *minWords, models.Fingerprint, copts.ChunkSize, copts.ChunkStride, schemas.Version}
+	if *sampleFrom != 0 {
+		// Only a moved window changes the fingerprint, so versions made
+		// before the flag existed stay current.
+		method = append(method, *sampleFrom)
+	}
+	m.Method = digest(method...)
 
 	prev, err := readCurrent(ctx, rootDir)
 	if err != nil {
@@ -262,7 +271,7 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
 	sents := parquetio.Read(s, remote.Join(corpusDir, "sentences/*.parquet"), reflect.TypeOf(schemas.Sentence{}))
-	sents = ingest.Sample(s, *sample, harvest.FilterSentences(s, *minWords, sents))
+	sents = ingest.SampleWindow(s, *sampleFrom, *sample, harvest.FilterSentences(s, *minWords, sents))
 	var fresh, reused beam.PCollection
 	var hits, pairs, labeled beam.PCollection
 	var dead []beam.PCollection

@@ -113,20 +113,35 @@ func firstSentence(_ string, it func(*schemas.Sentence) bool) schemas.Sentence {
 // Sample keeps a deterministic fraction of sentences, chosen by a hash of
 // their IDs, so the same sentences are kept on every run. rate >= 1 keeps all.
 func Sample(s beam.Scope, rate float64, sentences beam.PCollection) beam.PCollection {
-	if rate >= 1 {
+	return SampleWindow(s, 0, rate, sentences)
+}
+
+// SampleWindow keeps the sentences whose ID hash, read as a fraction of
+// [0, 1), falls in [from, from+rate): windows that do not overlap keep
+// disjoint sentences, and consecutive windows together keep what one window
+// of the summed rate keeps. Sample is the window that starts at 0.
+func SampleWindow(s beam.Scope, from, rate float64, sentences beam.PCollection) beam.PCollection {
+	if from <= 0 && rate >= 1 {
 		return sentences
 	}
-	return beam.ParDo(s.Scope("Sample"), &sampleFn{Rate: rate}, sentences)
+	return beam.ParDo(s.Scope("Sample"), &sampleFn{From: from, Rate: rate}, sentences)
 }
 
 type sampleFn struct {
-	Rate float64
+	From, Rate float64
+}
+
+// InSample reports whether the sentence ID falls in the window [from,
+// from+rate) of SampleWindow.
+func InSample(id string, from, rate float64) bool {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	x := float64(h.Sum64() % 1_000_000)
+	return x >= from*1_000_000 && x < (from+rate)*1_000_000
 }
 
 func (f *sampleFn) ProcessElement(s schemas.Sentence, emit func(schemas.Sentence)) {
-	h := fnv.New64a()
-	h.Write([]byte(s.ID))
-	if float64(h.Sum64()%1_000_000) < f.Rate*1_000_000 {
+	if InSample(s.ID, f.From, f.Rate) {
 		emit(s)
 	}
 }
