@@ -284,6 +284,9 @@ type finalizeFn struct {
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(*string) bool,
 	sent func(*int, *int64) bool) (string, error) {
+	if abandoned.Load() {
+		return "", errAbandoned(f.Dir)
+	}
 	reported := make(map[string]FileEntry, f.NumShards)
 	var line string
 	for written(&line) {
@@ -336,6 +339,10 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(
 	if err := filesystem.Write(ctx, fs, tmp, append(b, '\n')); err != nil {
 		removeQuietly(ctx, fs, tmp)
 		return "", fmt.Errorf("write %s: %w", mp, err)
+	}
+	if abandoned.Load() {
+		removeQuietly(ctx, fs, tmp)
+		return "", errAbandoned(f.Dir)
 	}
 	if err := filesystem.Rename(ctx, fs, tmp, mp); err != nil {
 		removeQuietly(ctx, fs, tmp)

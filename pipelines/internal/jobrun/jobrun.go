@@ -48,6 +48,9 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (Counters, error) {
 	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
+		if !NotRun() {
+			abandon(ctx, name)
+		}
 		return nil, pipelineError(name, err)
 	}
 	c := Counters{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -57,6 +58,30 @@ func Release() {
 		}
 	}
 	leases = nil
+}
+
+// abandon makes a failed run commit nothing: no table of the run is
+// committed from this process from now on, and the manifests it committed
+// before the failure, under every directory it leased, are removed, so
+// that no table it left claims to be complete.
+func abandon(ctx context.Context, job string) {
+	parquetio.Abandon()
+	leaseMu.Lock()
+	dirs := make([]string, 0, len(leases))
+	for _, l := range leases {
+		dirs = append(dirs, strings.TrimSuffix(l.Path, "/"+lease.FileName))
+	}
+	leaseMu.Unlock()
+	for _, d := range dirs {
+		removed, err := parquetio.RemoveRunManifests(ctx, d, parquetio.RunID())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", job, err)
+		}
+		if len(removed) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: the run failed; removed the %d table manifests it had written (%s), so its partial output reads as unfinished\n",
+				job, len(removed), strings.Join(removed, ", "))
+		}
+	}
 }
 
 func releaseOnSignal() {

@@ -1,0 +1,68 @@
+package parquetio
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+)
+
+// abandoned is set once this process's run has failed: a finalize step
+// that runs after that (a runner may still drive stages while it cancels a
+// failed job) commits nothing.
+var abandoned atomic.Bool
+
+// Abandon marks this process's run as failed. From then on no table of
+// the run is committed from this process; RemoveRunManifests removes those
+// committed before.
+func Abandon() { abandoned.Store(true) }
+
+// errAbandoned is what a finalize step returns after Abandon.
+func errAbandoned(dir string) error {
+	return fmt.Errorf("%s: the run has failed; the table is not committed", dir)
+}
+
+// maxManifestDepth bounds how deep under an output directory
+// RemoveRunManifests looks (a refresh root holds
+// versions/vNNNNNN/corpus/sentences/_manifest.json).
+const maxManifestDepth = 5
+
+// RemoveRunManifests removes, under dir (local or gs://), every table
+// manifest that names run as its writer, so that a failed run leaves no
+// table that claims to be complete: its part files, with no manifest, are
+// refused by every reader as the remains of a run that did not finish.
+// Tables of other runs are left alone. It returns the manifests removed.
+func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) {
+	fs, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	rm, ok := fs.(filesystem.Remover)
+	if !ok {
+		return nil, fmt.Errorf("%s: this file system cannot remove files", dir)
+	}
+	var removed []string
+	pattern := strings.TrimSuffix(dir, "/")
+	for range maxManifestDepth + 1 {
+		paths, err := fs.List(ctx, join(pattern, ManifestName))
+		if err != nil {
+			return removed, err
+		}
+		for _, p := range paths {
+			table := p[:strings.LastIndex(p, "/")]
+			m, ok, err := readManifest(ctx, fs, table)
+			if err != nil || !ok || m.RunID != run {
+				continue
+			}
+			if err := rm.Remove(ctx, p); err != nil {
+				return removed, fmt.Errorf("remove %s: %w", p, err)
+			}
+			removed = append(removed, p)
+		}
+		pattern = join(pattern, "*")
+	}
+	return removed, nil
+}

@@ -1,0 +1,57 @@
+package parquetio
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestRemoveRunManifests(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	// Tables of the failed run "r1" at several depths, and one of another
+	// run beside them.
+	mine := []string{"pairs", "versions/v000001/corpus/sentences"}
+	other := "context_sets"
+	for _, table := range append(slices.Clone(mine), other) {
+		run := "r1"
+		if table == other {
+			run = "r0"
+		}
+		f := &finalizeFn{Dir: filepath.Join(root, table), NumShards: 1, RunID: run, Type: beamType()}
+		os.MkdirAll(f.Dir, 0o755)
+		if _, err := f.ProcessElement(ctx, nil, iter1(nil), iter2(nil, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveRunManifests(ctx, root, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != len(mine) {
+		t.Errorf("removed %v, want the manifests of %v", removed, mine)
+	}
+	for _, table := range mine {
+		if _, err := CheckTable(ctx, filepath.Join(root, table)); err == nil {
+			t.Errorf("%s still verifies after its run's manifests were removed", table)
+		}
+	}
+	if _, err := CheckTable(ctx, filepath.Join(root, other)); err != nil {
+		t.Errorf("another run's table was touched: %v", err)
+	}
+}
+
+func TestAbandonedRunCommitsNothing(t *testing.T) {
+	Abandon()
+	t.Cleanup(func() { abandoned.Store(false) })
+	dir := filepath.Join(t.TempDir(), "t")
+	os.MkdirAll(dir, 0o755)
+	f := &finalizeFn{Dir: dir, NumShards: 1, RunID: "r1", Type: beamType()}
+	_, err := f.ProcessElement(context.Background(), nil, iter1(nil), iter2(nil, nil))
+	wantErr(t, err, "run has failed")
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); !os.IsNotExist(err) {
+		t.Fatalf("a failed run committed its table: %v", err)
+	}
+}
