@@ -18,10 +18,13 @@
 # appended to bench/results.txt with the time of each step.
 #
 # Environment: OUT (default out/labels), THREADS (training threads, default
-# all), HARVEST_SAMPLE (fraction of corpus sentences harvested, default
-# 0.025), HARVEST_PRESET (default small), SIZES (surrogate learning-curve
-# sizes, default 1000,3000,10000,30000,100000,0), PAPER, PAPER_STEPS
-# (default 3000), PAPER_PAIRS (default 150).
+# all), HARVEST_SAMPLE (fraction of corpus sentences per harvest, default
+# 0.003), HARVEST_WINDOWS (harvests over consecutive, disjoint windows of
+# that size, whose pairs train the surrogate together, default 6: a
+# harvest's memory grows with its pairs, and one of about 18K pairs fits
+# this machine), HARVEST_PRESET (default small), SIZES (surrogate
+# learning-curve sizes, default 1000,3000,10000,30000,100000,0), PAPER,
+# PAPER_STEPS (default 3000), PAPER_PAIRS (default 150).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
@@ -31,7 +34,8 @@ fi
 CORPUS=$1
 shift
 OUT=${OUT:-out/labels}
-HARVEST_SAMPLE=${HARVEST_SAMPLE:-0.025}
+HARVEST_SAMPLE=${HARVEST_SAMPLE:-0.003}
+HARVEST_WINDOWS=${HARVEST_WINDOWS:-6}
 HARVEST_PRESET=${HARVEST_PRESET:-small}
 SIZES=${SIZES:-1000,3000,10000,30000,100000,0}
 PAPER=${PAPER:-0}
@@ -70,19 +74,28 @@ if [ "$PAPER" = 1 ] && [ ! -f "$dir/models-paper/gen.json" ]; then
       > '$dir/train-gen.log' 2>&1; wait"
 fi
 
-# Harvested pairs for the surrogate: the default labeler on a sample of the
-# corpus's sentences, two pairs per stratum per sentence.
-if [ ! -f "$dir/harvest/summary.json" ]; then
-  step harvest bin/harvest --corpus="$dir/corpus" --model="$dir/models" --output="$dir/harvest" \
-    --preset="$HARVEST_PRESET" --sample="$HARVEST_SAMPLE" --pair_quota=near:2,mid:2,far:2,random:2 --print=5
-  grep -E '^harvest: [0-9]+ pairs' "$dir/harvest.log" | tee -a "$dir/labels.log"
-fi
+# Harvested pairs for the surrogate: the default labeler on samples of the
+# corpus's sentences (disjoint windows of their ID hashes), two pairs per
+# stratum per sentence.
+pairs=""
+for w in $(seq 0 $((HARVEST_WINDOWS - 1))); do
+  h=$dir/harvest-$w
+  from=$(awk -v w="$w" -v r="$HARVEST_SAMPLE" 'BEGIN { printf "%.6f", w * r }')
+  if [ ! -f "$h/summary.json" ]; then
+    step "harvest-$w" /usr/bin/time -f 'harvest-'"$w"': %e s wall, %U+%S s CPU, %M KB peak memory' \
+      bin/harvest --corpus="$dir/corpus" --model="$dir/models" --output="$h" \
+      --preset="$HARVEST_PRESET" --sample="$HARVEST_SAMPLE" --sample_from="$from" \
+      --pair_quota=near:2,mid:2,far:2,random:2 --print=5
+    grep -E '^harvest: [0-9]+ pairs|^harvest-[0-9]+: .* peak memory' "$dir/harvest-$w.log" | tee -a "$dir/labels.log"
+  fi
+  pairs=${pairs:+$pairs,}$h/pairs
+done
 
 for sts in "$@"; do
   s=$(basename "$sts" .tsv)
   ev=$dir/eval-$s
   step "evaluate-$s" bin/evaluate --sts="$sts" --index="$dir/corpus/index" --chunks="$dir/corpus/chunks/*.parquet" \
-    --model="$dir/models" --output="$ev" --preset=default --variants=origin,random_contexts,pearson,cosine
+    --model="$dir/models" --output="$ev" --preset=default --variants=origin,random_contexts,pearson,cosine,ensemble
   origins=$ev
   if [ "$PAPER" = 1 ]; then
     step "evaluate-paper-$s" bin/evaluate --sts="$sts" --index="$dir/corpus/index" \
@@ -90,10 +103,10 @@ for sts in "$@"; do
       --pairs="$PAPER_PAIRS" --variants=origin,random_contexts
   fi
   sur=$dir/surrogate-$s
-  step "surrogate-$s" bin/surrogate --pairs="$dir/harvest/pairs" --model="$dir/models" --output="$sur" \
+  step "surrogate-$s" bin/surrogate --pairs="$pairs" --model="$dir/models" --output="$sur" \
     --sts="$sts" --chunks="$dir/corpus/chunks/*.parquet" --objective=l2 --init=ctx --max_pairs="$SIZES" \
     --epochs=3 --lr=0.001 --origin="$origins"
-  step "surrogate-random-$s" bin/surrogate --pairs="$dir/harvest/pairs" --model="$dir/models" \
+  step "surrogate-random-$s" bin/surrogate --pairs="$pairs" --model="$dir/models" \
     --output="$sur-random" --sts="$sts" --chunks="$dir/corpus/chunks/*.parquet" --objective=l2 --init=random \
     --max_pairs="$SIZES" --epochs=5 --lr=0.01
   {

@@ -139,6 +139,10 @@ type LabeledPair struct {
 	// (labeler "origin") or their combination (labeler "hybrid").
 	LabelContext float32 `parquet:"label_context" json:"label_context"`
 	LabelLexical float32 `parquet:"label_lexical" json:"label_lexical"`
+	// LabelEmbed is the context model's own sentence similarity (labeler
+	// "ensemble", which averages the three parts); 0 when no loaded model
+	// embeds sentences. Files written before the column existed read as 0.
+	LabelEmbed float32 `parquet:"label_embed" json:"label_embed"`
 	// Split is "train", "dev" or "test", chosen from the pair's hash.
 	Split string `parquet:"split" json:"split"`
 	// Stratum says how the pair was sampled: "near", "mid" or "far" by the

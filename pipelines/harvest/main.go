@@ -59,6 +59,7 @@ var (
 	output     = flag.String("output", "", "Output directory (required).")
 	method     = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
+	sampleFrom = flag.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). Runs with windows that do not overlap label disjoint sentences.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
 	quota      = flag.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum.")
 	neighbours = flag.Int("pair_neighbours", 200, "Top hits of a sentence that link it to other sentences.")
@@ -71,7 +72,8 @@ var (
 func main() {
 	jobrun.Init(usage)
 	jobrun.Require("model", "output")
-	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
+	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "sample_from", Lo: 0, Hi: 1 - *sample},
+		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
 		jobrun.Range{Name: "min_words", Lo: 0, Hi: 1000}, jobrun.Range{Name: "pair_neighbours", Lo: 1, Hi: 1e6})
 	jobrun.Lease("harvest", *output)
 	defer jobrun.Release()
@@ -120,7 +122,7 @@ func main() {
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
 	sents := parquetio.Read(s, absGlob(*sentences), reflect.TypeOf(schemas.Sentence{}))
-	sents = ingest.Sample(s, *sample, harvest.FilterSentences(s, *minWords, sents))
+	sents = ingest.SampleWindow(s, *sampleFrom, *sample, harvest.FilterSentences(s, *minWords, sents))
 	hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: absIndex, K: st.TopK}, sents)
 	sets, cdead := harvest.ContextSets(s, cfg, hits)
 	pairs := harvest.SamplePairs(s, pc, sents, hits)
@@ -188,8 +190,8 @@ func printPairs(dir string, n int) error {
 		}
 		p := ps[i]
 		q := 100 * (1 - float64(i)/float64(max(len(ps)-1, 1)))
-		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
-			p.Label, q, p.LabelContext, p.LabelLexical, p.Stratum, p.Split,
+		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f, f(s1)·f(s2) %+.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
+			p.Label, q, p.LabelContext, p.LabelLexical, p.LabelEmbed, p.Stratum, p.Split,
 			p.NumContexts, clip(p.Sentence1, 200), clip(p.Sentence2, 200))
 	}
 	return nil

@@ -139,6 +139,10 @@ func (e *Engine) Check(st Settings) error {
 		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
 			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)
 	}
+	if st.Labeler == LabelerEnsemble && e.embedder() == nil {
+		return fmt.Errorf("harvest: labeler %q needs a model that embeds sentences on their own (the contrastive model, ctx), "+
+			"which is not loaded; train it (bin/train --models=ctx) or choose --labeler=%s", LabelerEnsemble, LabelerHybrid)
+	}
 	for _, name := range st.TermsUsed() {
 		if _, ok := e.index[name]; !ok {
 			have := "none"
@@ -150,6 +154,26 @@ func (e *Engine) Check(st Settings) error {
 		}
 	}
 	return nil
+}
+
+// embedder returns the first scorer that embeds sentences, or nil.
+func (e *Engine) embedder() Embedder {
+	for _, sc := range e.scorers {
+		if em, ok := sc.(Embedder); ok {
+			return em
+		}
+	}
+	return nil
+}
+
+// Embedded is the similarity of sentences a and b under the first scorer
+// that embeds sentences (Embedder), and false when none does.
+func (e *Engine) Embedded(a, b string) (float64, bool) {
+	em := e.embedder()
+	if em == nil {
+		return 0, false
+	}
+	return em.SentenceSimilarity(a, b), true
 }
 
 // Stats returns the counts so far.

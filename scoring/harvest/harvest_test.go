@@ -275,7 +275,9 @@ func TestBuildSetDiversity(t *testing.T) {
 func TestContextSetAndLabel(t *testing.T) {
 	chunks := testChunks(12)
 	e := testEngine(t, chunks)
-	for _, st := range []Settings{Paper(), Defaults()} {
+	ensemble := Defaults()
+	ensemble.Labeler = LabelerEnsemble
+	for _, st := range []Settings{Paper(), Defaults(), ensemble} {
 		st.Rerank, st.SetSize = 20, 6
 		var hits []schemas.Hit
 		for _, c := range chunks {
@@ -337,14 +339,24 @@ func TestContextSetAndLabel(t *testing.T) {
 			t.Fatalf("label %g, reversed %g", lab.Label, rev.Label)
 		}
 		wantLabel := lab.Context
-		if st.Labeler == LabelerHybrid {
+		switch st.Labeler {
+		case LabelerHybrid:
 			wantLabel = Hybrid(lab.Context, lab.Lexical)
+		case LabelerEnsemble:
+			wantLabel = Ensemble(lab.Context, lab.Lexical, lab.Embed)
+		}
+		if emb, ok := e.Embedded(a, b); !ok || lab.Embed != float64(float32(emb)) || lab.Embed == 0 {
+			t.Fatalf("sentence similarity %v (%v), label part %v", emb, ok, lab.Embed)
 		}
 		if lab.Label != wantLabel || lab.Lexical != float64(float32(e.Lexical(true).Cosine(a, b))) {
 			t.Fatalf("%s label %+v", st.Labeler, lab)
 		}
-		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Context-1) > 1e-6 || math.Abs(self.Lexical-1) > 1e-6 {
+		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Context-1) > 1e-6 || math.Abs(self.Lexical-1) > 1e-6 ||
+			math.Abs(self.Embed-1) > 1e-6 || math.Abs(self.Label-1) > 1e-6 {
 			t.Fatalf("self label %+v", self)
+		}
+		if err := e.Check(st); err != nil {
+			t.Fatal(err)
 		}
 		st.RandomContexts = true
 		r1, _ := e.ContextSet(a, nil, st, 7)
@@ -536,5 +548,26 @@ func TestJaccardAtLeast(t *testing.T) {
 				t.Fatalf("%v %v t=%v: got %v, Jaccard %v", sa, sb, th, got, want)
 			}
 		}
+	}
+}
+
+func TestEnsembleNeedsSentenceVectors(t *testing.T) {
+	e := testEngine(t, testChunks(4))
+	bare, err := NewEngine(e.Store, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Paper()
+	st.Labeler = LabelerEnsemble
+	if err := bare.Check(st); err == nil || !strings.Contains(err.Error(), "ensemble") {
+		t.Fatalf("an engine with no sentence vectors accepted the ensemble labeler: %v", err)
+	}
+	if got := Ensemble(0.3, 0.6, 0.9); math.Abs(got-0.6) > 1e-12 {
+		t.Fatalf("Ensemble(0.3, 0.6, 0.9) = %v", got)
+	}
+	bad := Defaults()
+	bad.Labeler = "best"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "labeler") {
+		t.Fatalf("an unknown labeler: %v", err)
 	}
 }

@@ -41,7 +41,8 @@ type Settings struct {
 	Similarity string `json:"similarity"`
 	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
 	// method); "hybrid" combines it with the TF-IDF cosine of the two
-	// sentences' Porter stems (see Hybrid).
+	// sentences' Porter stems (see Hybrid); "ensemble" adds the context
+	// model's own sentence similarity (see Ensemble).
 	Labeler string `json:"labeler"`
 	// RandomContexts replaces retrieval with contexts drawn at random from
 	// the corpus (an ablation); the seed is derived from the sentence.
@@ -57,8 +58,9 @@ const (
 
 // Labelers.
 const (
-	LabelerOrigin = "origin"
-	LabelerHybrid = "hybrid"
+	LabelerOrigin   = "origin"
+	LabelerHybrid   = "hybrid"
+	LabelerEnsemble = "ensemble"
 )
 
 // Paper is the paper's method at its settings: 20,000 chunks, the
@@ -96,8 +98,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
 	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef:
 		return fmt.Errorf("harvest: similarity must be cosine, pearson or zref, got %q", s.Similarity)
-	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid:
-		return fmt.Errorf("harvest: labeler must be %s or %s, got %q", LabelerOrigin, LabelerHybrid, s.Labeler)
+	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid && s.Labeler != LabelerEnsemble:
+		return fmt.Errorf("harvest: labeler must be %s, %s or %s, got %q", LabelerOrigin, LabelerHybrid, LabelerEnsemble, s.Labeler)
 	}
 	on := 0
 	for name, l := range s.Lambda {
@@ -197,8 +199,10 @@ type PairLabel struct {
 	// Label is the label under the settings' labeler.
 	Label float64
 	// Context is Eq. 4, the similarity of the two score vectors over C;
-	// Lexical the TF-IDF cosine of the two sentences' Porter stems.
-	Context, Lexical float64
+	// Lexical the TF-IDF cosine of the two sentences' Porter stems; Embed
+	// the context model's own sentence similarity (Engine.Embedded; 0 when
+	// no loaded model embeds sentences).
+	Context, Lexical, Embed float64
 	// Contexts is |C|.
 	Contexts int
 	// Work is what the call computed.
@@ -217,17 +221,28 @@ func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) PairLabel {
 	work.add(w)
 	// The parts are kept (and combined) at the precision they are stored
 	// in, so that a label made again from stored parts is the same.
-	p := PairLabel{Context: float64(float32(sim)), Contexts: len(va), Work: work,
-		Lexical: float64(float32(e.Lexical(true).Cosine(a, b)))}
-	p.Label = Combine(st, p.Context, p.Lexical)
+	p := PairLabel{Context: float64(float32(sim)), Contexts: len(va), Work: work}
+	p.Lexical, p.Embed = e.Parts(a, b)
+	p.Label = Combine(st, p.Context, p.Lexical, p.Embed)
 	return p
 }
 
-// Combine is the label under the settings' labeler, from Eq. 4 and the
-// lexical similarity.
-func Combine(st Settings, context, lexical float64) float64 {
-	if st.Labeler == LabelerHybrid {
+// Parts returns the parts of a label that need no contexts, at the
+// precision they are stored in: the lexical similarity and the context
+// model's sentence similarity (0 without such a model).
+func (e *Engine) Parts(a, b string) (lexical, embed float64) {
+	emb, _ := e.Embedded(a, b)
+	return float64(float32(e.Lexical(true).Cosine(a, b))), float64(float32(emb))
+}
+
+// Combine is the label under the settings' labeler, from Eq. 4, the
+// lexical similarity and the context model's sentence similarity.
+func Combine(st Settings, context, lexical, embed float64) float64 {
+	switch st.Labeler {
+	case LabelerHybrid:
 		return Hybrid(context, lexical)
+	case LabelerEnsemble:
+		return Ensemble(context, lexical, embed)
 	}
 	return context
 }
@@ -348,3 +363,10 @@ func centred(x []float64) []float64 {
 // the sentences' Porter stems): their mean. Both lie in [-1, 1] (the
 // TF-IDF cosine in [0, 1]); the rule is fixed, not fitted to gold labels.
 func Hybrid(context, lexical float64) float64 { return (context + lexical) / 2 }
+
+// Ensemble is the mean of Eq. 4, the lexical similarity and the context
+// model's own sentence similarity f(a)·f(b): two readings of which
+// contexts accept the sentences (over the chosen contexts, and over the
+// model's whole context space) beside their shared words. The rule is
+// fixed, not fitted to gold labels.
+func Ensemble(context, lexical, embed float64) float64 { return (context + lexical + embed) / 3 }

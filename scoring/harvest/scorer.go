@@ -38,6 +38,15 @@ type Scorer interface {
 	Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats)
 }
 
+// An Embedder is a scorer whose model also compares two sentences on their
+// own, without contexts. The contrastive model's f(a)·f(b) is one: f is
+// learnt only from which contexts a sentence fits, so two sentences whose
+// vectors agree are expected to fit the same contexts.
+type Embedder interface {
+	// SentenceSimilarity is the cosine of the two sentences' vectors.
+	SentenceSimilarity(a, b string) float64
+}
+
 // TokenCache tokenizes the stored sentences once, for the scorers that read
 // subword tokens.
 type TokenCache struct {
@@ -275,6 +284,11 @@ func (c *CtxScorer) ContextVec(dst []float32, cand *Cand, work *Stats) []float32
 	}
 	contrast.Normalize(dst)
 	return dst
+}
+
+// SentenceSimilarity implements Embedder: f(a)·f(b), both normalised.
+func (c *CtxScorer) SentenceSimilarity(a, b string) float64 {
+	return float64(contrast.Dot(c.Model.SentenceVec(a), c.Model.SentenceVec(b)))
 }
 
 // Score implements Scorer.

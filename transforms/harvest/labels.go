@@ -203,10 +203,14 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	t0 := time.Now()
 	e := f.res.Engine
 	if j.Reused {
-		lexical := float64(float32(e.Lexical(true).Cosine(j.SetA.Text, j.SetB.Text)))
-		row := f.row(j, hv.PairLabel{Context: float64(j.PrevContext), Lexical: lexical,
-			Label: hv.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical), Contexts: int(j.PrevContexts)})
+		lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
+		row := f.row(j, hv.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
+			Label: hv.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
 		row.IndexFingerprint = j.PrevIndex
+		// A copied label is a pair of this version like any other: it
+		// counts in the strata and the histogram, not in pairs_labeled.
+		f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
+		f.strata[j.Pair.Stratum].Inc(ctx, 1)
 		emit(row)
 		return nil
 	}
@@ -239,7 +243,7 @@ func (f *labelFn) row(j pairJob, lab hv.PairLabel) schemas.LabeledPair {
 	return schemas.LabeledPair{
 		PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
 		Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab.Label),
-		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical),
+		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
 		Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(lab.Contexts),
 		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
 		Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),

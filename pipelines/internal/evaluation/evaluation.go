@@ -37,6 +37,8 @@ const VariantHelp = `  origin           the settings given (--preset plus overri
   set_N            |C_s| = N (R raised to 2N when smaller)
   pearson, cosine,
   zref             Eq. 4 with this similarity
+  hybrid,
+  ensemble         the label under this labeler (Eq. 4 is the same as origin's)
   lambda(t:w,...)  Eq. 3 with these weights, e.g. lambda(ctx:1,disc:0.5)
   rerank_by(t)     candidates ranked by term t down to R
   signal_N         S(s1, c) and S(s2, c) on the first N contexts retrieved
@@ -192,7 +194,8 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 					work.GenEvals += cw.GenEvals
 					work.CtxPairs += cw.CtxPairs
 					other[vi][i], _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
-					labels[vi][i] = hv.Combine(st, float64(float32(eq4[vi][i])), float64(float32(e.Lexical(true).Cosine(p.S1, p.S2))))
+					lexical, embed := e.Parts(p.S1, p.S2)
+					labels[vi][i] = hv.Combine(st, float64(float32(eq4[vi][i])), lexical, embed)
 					mu.Lock()
 					accs[vi].union += union
 					accs[vi].setSize += setSize
@@ -374,6 +377,8 @@ func MakeVariants(base hv.Settings, names []string) ([]Variant, error) {
 				s.Diversity = false
 			case n == "pearson" || n == "cosine" || n == "zref":
 				s.Similarity = n
+			case n == hv.LabelerHybrid || n == hv.LabelerEnsemble:
+				s.Labeler = n
 			case strings.HasPrefix(n, "signal_"):
 				// The early check of the models: S(s1, c) and S(s2, c)
 				// over the first N contexts retrieved for s1, no reranking.

@@ -17,7 +17,7 @@ func TestSplitVariants(t *testing.T) {
 func TestMakeVariants(t *testing.T) {
 	base := hv.Defaults()
 	vs, err := MakeVariants(base, []string{"origin", "paper", "lambda(ctx:1,disc:0.5)", "rerank_by(disc)", "set_600",
-		"cosine", "random_contexts", "no_diversity", "signal_30"})
+		"cosine", "random_contexts", "no_diversity", "signal_30", "ensemble"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,5 +53,8 @@ func TestMakeVariants(t *testing.T) {
 		if _, err := MakeVariants(b, []string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+	if e := vs[9].Settings; e.Labeler != hv.LabelerEnsemble || e.Similarity != base.Similarity || e.SetSize != base.SetSize {
+		t.Fatalf("ensemble %+v", e)
 	}
 }
