@@ -40,8 +40,9 @@ type Summary struct {
 	Copied    int64            `json:"labels_copied"`
 	Total     int64            `json:"pairs"`
 	ByStratum map[string]int64 `json:"pairs_by_stratum"`
-	// LabelHistogram counts the computed labels in 20 bins of width 0.1
-	// over [-1, 1], in increasing order.
+	// ByStratum and LabelHistogram count every pair of the output, labeled
+	// or copied; the histogram has 20 bins of width 0.1 over [-1, 1], in
+	// increasing order.
 	LabelHistogram []HistogramBin `json:"label_histogram"`
 
 	StageSeconds map[string]float64 `json:"stage_seconds"`
@@ -50,8 +51,8 @@ type Summary struct {
 	GenEvals        map[string]int64 `json:"gen_evals"`
 	GenEvalsPerPair float64          `json:"gen_evals_per_pair"`
 	CtxPairs        map[string]int64 `json:"ctx_pairs"`
-	// CPUSecondsPerPair is CPUSeconds over the pairs labeled, and
-	// CoreHours100M its projection to 100M labeled pairs.
+	// CPUSecondsPerPair is CPUSeconds over the pairs labeled (not those
+	// copied), and CoreHours100M its projection to 100M labeled pairs.
 	CPUSecondsPerPair float64          `json:"cpu_seconds_per_pair"`
 	CoreHours100M     float64          `json:"core_hours_per_100m_pairs"`
 	Counters          map[string]int64 `json:"counters"`

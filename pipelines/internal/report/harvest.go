@@ -91,7 +91,15 @@ func Harvest(in HarvestInput) (*Report, error) {
 		{"wall time", fmt.Sprintf("%.0f s", s.Seconds)},
 		{"CPU time", fmt.Sprintf("%.0f s", s.CPUSeconds)},
 		{"CPU seconds per labeled pair", fmt.Sprintf("%.4f", s.CPUSecondsPerPair)},
-		{"projection to 100M labeled pairs", fmt.Sprintf("%.0f core-hours", s.CoreHours100M)},
+	}
+	if s.Copied > 0 {
+		// A refresh's CPU time also built the index and the sets it kept:
+		// per pair of the version is what it cost to keep the labels
+		// current; a projection from the few pairs it labeled would mislead.
+		rows = append(rows, []string{"CPU seconds per pair of this version (labeled or copied)",
+			fmt.Sprintf("%.4f", s.CPUSeconds/float64(max(s.Total, 1)))})
+	} else {
+		rows = append(rows, []string{"projection to 100M labeled pairs", fmt.Sprintf("%.0f core-hours", s.CoreHours100M)})
 	}
 	for _, st := range Strata {
 		rows = append(rows, []string{"pairs, stratum " + st, fmt.Sprint(s.ByStratum[st])})
@@ -131,8 +139,9 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 		parts["label"] = append(parts["label"], float64(p.Label))
 		parts["Eq. 4 alone"] = append(parts["Eq. 4 alone"], float64(p.LabelContext))
 		parts["TF-IDF cosine"] = append(parts["TF-IDF cosine"], float64(p.LabelLexical))
+		parts["sentence vectors"] = append(parts["sentence vectors"], float64(p.LabelEmbed))
 	}
-	p, err := Histograms("Label histogram per stratum", "label", byStratum, -1, 1, 20)
+	p, err := Histograms("Label histogram per stratum", "label", Strata, byStratum, -1, 1, 20)
 	if err != nil {
 		return err
 	}
@@ -146,7 +155,7 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 	if err := r.Plot(p, 8, 4, "Labels by stratum (box: quartiles; whiskers: 1.5 IQR)"); err != nil {
 		return err
 	}
-	p, err = Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine"}, parts)
+	p, err = Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine", "sentence vectors"}, parts)
 	if err != nil {
 		return err
 	}
@@ -174,10 +183,10 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 			}
 			p := sorted[k]
 			rows = append(rows, []string{q.name, fmt.Sprintf("%+.3f", p.Label), fmt.Sprintf("%+.3f", p.LabelContext),
-				fmt.Sprintf("%.3f", p.LabelLexical), p.Stratum, clip(p.Sentence1, 220), clip(p.Sentence2, 220)})
+				fmt.Sprintf("%.3f", p.LabelLexical), fmt.Sprintf("%+.3f", p.LabelEmbed), p.Stratum, clip(p.Sentence1, 220), clip(p.Sentence2, 220)})
 		}
 	}
-	r.Table([]string{"where", "label", "Eq. 4", "TF-IDF", "stratum", "sentence 1", "sentence 2"}, rows)
+	r.Table([]string{"where", "label", "Eq. 4", "TF-IDF", "f(s1)·f(s2)", "stratum", "sentence 1", "sentence 2"}, rows)
 	return nil
 }
 
@@ -191,7 +200,7 @@ func setSections(r *Report, in HarvestInput) error {
 	for _, x := range sizes {
 		hi = math.Max(hi, x+1)
 	}
-	p, err := Histograms("|C_s| distribution", "|C_s|", map[string][]float64{"context sets": sizes}, 0, hi, min(40, int(hi)))
+	p, err := Histograms("|C_s| distribution", "|C_s|", nil, map[string][]float64{"context sets": sizes}, 0, hi, min(40, int(hi)))
 	if err != nil {
 		return err
 	}

@@ -174,10 +174,14 @@ func thin(labels []string, n int) []string {
 }
 
 // Histograms overlays the histograms of several groups of values over
-// [lo, hi) in bins bins, as lines of the fraction of each group per bin.
-func Histograms(title, xLabel string, groups map[string][]float64, lo, hi float64, bins int) (*plot.Plot, error) {
+// [lo, hi) in bins bins, as lines of the fraction of each group per bin,
+// coloured by their place in names (sorted group names when nil), as Boxes
+// colours them.
+func Histograms(title, xLabel string, names []string, groups map[string][]float64, lo, hi float64, bins int) (*plot.Plot, error) {
 	p := newPlot(title, xLabel, "fraction of the group")
-	names := sortedKeys(groups)
+	if names == nil {
+		names = sortedKeys(groups)
+	}
 	for i, name := range names {
 		vs := groups[name]
 		if len(vs) == 0 {
@@ -205,11 +209,12 @@ func Histograms(title, xLabel string, groups map[string][]float64, lo, hi float6
 	return p, nil
 }
 
-// Boxes is a box plot of each group's values, groups in the given order.
+// Boxes is a box plot of each group's values, groups in the given order and
+// coloured by their place in names.
 func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*plot.Plot, error) {
 	p := newPlot(title, "", yLabel)
 	var shown []string
-	for _, name := range names {
+	for i, name := range names {
 		vs := groups[name]
 		if len(vs) == 0 {
 			continue
@@ -218,7 +223,7 @@ func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*
 		if err != nil {
 			return nil, err
 		}
-		b.FillColor = palette[len(shown)%len(palette)]
+		b.FillColor = palette[i%len(palette)]
 		p.Add(b)
 		shown = append(shown, fmt.Sprintf("%s (%d)", name, len(vs)))
 	}
@@ -239,7 +244,9 @@ func Scatter(title, xLabel, yLabel string, x, y []float64) (*plot.Plot, error) {
 	}
 	s.GlyphStyle.Radius = vg.Points(1.5)
 	s.GlyphStyle.Shape = draw.CircleGlyph{}
-	s.GlyphStyle.Color = color.RGBA{31, 119, 180, 140}
+	// Not premultiplied: color.RGBA with a colour channel above alpha is
+	// invalid and draws another colour.
+	s.GlyphStyle.Color = color.NRGBA{31, 119, 180, 140}
 	p.Add(s)
 	return p, nil
 }
@@ -283,7 +290,7 @@ func Curves(title, xLabel, yLabel string, series []Series, levels []Level, logX 
 		l.Color = palette[(len(series)+i)%len(palette)]
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s %.1f", lv.Name, lv.Y), l)
+		p.Legend.Add(fmt.Sprintf("%s %.4g", lv.Name, lv.Y), l)
 	}
 	return p, nil
 }
