@@ -47,7 +47,7 @@ demo: build tools/sotu/node_modules
 		--preset=demo --sample=0.01 --parquet_shards=2 --print=5
 
 # Every model the default labeler needs, trained from a raw corpus (the
-# contrastive context model; about 15 minutes on two cores for the 21.7M
+# contrastive context model; 4 to 8 minutes on two cores for the 21.7M
 # words of mixed-20m). The paper's models: make models MODELS_TRAIN=ctx,disc,gen.
 CORPUS ?= ../shared/data/corpus/mixed-20m.jsonl.gz
 MODELS ?= $(OUT)/models

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 
@@ -222,8 +222,8 @@ func TestSurrogate(t *testing.T) {
 		fmt.Sscan(strings.Split(strings.Split(string(goldLines), "\n")[i+1], "\t")[0], &g)
 		pred, gold = append(pred, p), append(gold, g)
 	}
-	if len(pred) != 16 || res.Results[0].Name != "l2" || math.Abs(100*hv.Spearman(pred, gold)-*res.Results[0].Spearman100) > 1e-9 {
-		t.Fatalf("scores.tsv: %d pairs, Spearman %v; results.json l2 %v", len(pred), 100*hv.Spearman(pred, gold), *res.Results[0].Spearman100)
+	if len(pred) != 16 || res.Results[0].Name != "l2" || math.Abs(100*stats.Spearman(pred, gold)-*res.Results[0].Spearman100) > 1e-9 {
+		t.Fatalf("scores.tsv: %d pairs, Spearman %v; results.json l2 %v", len(pred), 100*stats.Spearman(pred, gold), *res.Results[0].Spearman100)
 	}
 	if msg := runSurrogateFail(t, "--load="+tmp, "--model="+model, "--embed="+sents, "--output="+applied); !strings.Contains(msg, "no trained surrogate") {
 		t.Errorf("--load of a directory without a model: %s", msg)

@@ -15,6 +15,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/remote"
@@ -101,7 +102,7 @@ func (ev *evalData) scoreVectors(emb [][]float32, r *result) error {
 	for i, p := range ev.gold {
 		pred[i] = surrogate.Cosine(emb[p.A], emb[p.B])
 	}
-	sp := num(100 * hv.Spearman(pred, ev.goldScores()))
+	sp := num(100 * stats.Spearman(pred, ev.goldScores()))
 	rr, err := surrogate.EvalRank(emb, ev.gold)
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func (ev *evalData) tfidfResult() (result, error) {
 	for i, p := range ev.gold {
 		pred[i] = ev.tf[p.A].Cosine(ev.tf[p.B])
 	}
-	sp := num(100 * hv.Spearman(pred, ev.goldScores()))
+	sp := num(100 * stats.Spearman(pred, ev.goldScores()))
 	rr, err := surrogate.EvalRankFunc(len(ev.tf), func(i, j int) float64 { return ev.tf[i].Cosine(ev.tf[j]) }, ev.gold)
 	if err != nil {
 		return result{}, err

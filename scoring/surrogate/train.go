@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
 // Pair is a labelled sentence pair: token IDs of both sentences and the
@@ -377,5 +377,5 @@ func Correlation(enc Encoder, pairs []Pair) (spearman, pearson float64) {
 	if len(pairs) < 2 {
 		return math.NaN(), math.NaN()
 	}
-	return harvest.Spearman(cos, labels), harvest.Pearson(cos, labels)
+	return stats.Spearman(cos, labels), stats.Pearson(cos, labels)
 }

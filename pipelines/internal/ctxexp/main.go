@@ -31,6 +31,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 )
@@ -180,7 +181,7 @@ func evalSTS(m *contrast.Model, docs []examples.Doc) {
 		gold[i] = p.Gold
 	}
 	report := func(name string, pred []float64) {
-		fmt.Printf("STS %-40s %6.2f\n", name, 100*hv.Spearman(pred, gold))
+		fmt.Printf("STS %-40s %6.2f\n", name, 100*stats.Spearman(pred, gold))
 	}
 	fvec := map[string][]float32{}
 	gvec := map[string][]float32{}

@@ -23,6 +23,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
 // VariantHelp describes the variants for a job's usage text.
@@ -126,7 +127,7 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 		for i, p := range pairs {
 			pred[i] = b.sim(p.S1, p.S2)
 		}
-		out.Results = append(out.Results, Result{Name: b.name, Spearman100: 100 * hv.Spearman(pred, out.Gold),
+		out.Results = append(out.Results, Result{Name: b.name, Spearman100: 100 * stats.Spearman(pred, out.Gold),
 			Pairs: len(pairs), Note: b.note})
 		out.Columns = append(out.Columns, b.name)
 		out.Pred = append(out.Pred, pred)
@@ -224,9 +225,9 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 	}
 	np := float64(len(pairs))
 	for vi, v := range cfg.Variants {
-		e4 := 100 * hv.Spearman(eq4[vi], out.Gold)
-		o4 := 100 * hv.Spearman(other[vi], out.Gold)
-		out.Results = append(out.Results, Result{Name: v.Name, Spearman100: 100 * hv.Spearman(labels[vi], out.Gold),
+		e4 := 100 * stats.Spearman(eq4[vi], out.Gold)
+		o4 := 100 * stats.Spearman(other[vi], out.Gold)
+		out.Results = append(out.Results, Result{Name: v.Name, Spearman100: 100 * stats.Spearman(labels[vi], out.Gold),
 			Labeler: v.Settings.Labeler, Eq4Spearman100: &e4, Eq4OtherSpearman100: &o4,
 			OtherSimilarity: otherSim(v.Settings.Similarity), Pairs: len(pairs),
 			MeanContexts: accs[vi].union / np, MeanSetSize: accs[vi].setSize / np,

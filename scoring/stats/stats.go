@@ -1,4 +1,6 @@
-package harvest
+// Package stats holds the correlations the project reports labels by:
+// Spearman (the STS benchmarks' measure) and Pearson.
+package stats
 
 import (
 	"math"
