@@ -20,6 +20,7 @@ type harvestSummary struct {
 	Seconds           float64            `json:"seconds"`
 	CPUSeconds        float64            `json:"cpu_seconds"`
 	SentencesKept     int64              `json:"sentences_kept"`
+	Queries           int64              `json:"sentences_retrieved"`
 	ContextSets       int64              `json:"context_sets"`
 	ContextSetsEmpty  int64              `json:"context_sets_empty"`
 	SetsReused        int64              `json:"context_sets_reused"`
@@ -83,7 +84,8 @@ func Harvest(in HarvestInput) (*Report, error) {
 
 	r.Heading("What was labeled, and at what cost")
 	rows := [][]string{
-		{"sentences kept (after the length filter and sample)", fmt.Sprint(s.SentencesKept)},
+		{"sentences kept by the length filter (before the sample)", fmt.Sprint(s.SentencesKept)},
+		{"sentences sampled and retrieved for", fmt.Sprint(s.Queries)},
 		{"context sets built (reused)", fmt.Sprintf("%d (%d)", s.ContextSets, s.SetsReused)},
 		{"sentences left without contexts", fmt.Sprint(s.ContextSetsEmpty)},
 		{"mean |C_s|", fmt.Sprintf("%.1f", s.MeanSetSize)},
