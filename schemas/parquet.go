@@ -3,7 +3,6 @@ package schemas
 import (
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 
 	"github.com/parquet-go/parquet-go"
@@ -99,41 +98,6 @@ func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *Writer {
 	}
 	pw := parquet.NewWriter(w, options...)
 	return &Writer{pw: pw, maxBytes: maxBytes}
-}
-
-// ReadFile reads every row of a Parquet file written by this project, after
-// checking its schema version.
-func ReadFile[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := CheckVersion(pf); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	r := parquet.NewGenericReader[T](f)
-	defer r.Close()
-	out := make([]T, 0, r.NumRows())
-	buf := make([]T, 1024)
-	for {
-		n, err := r.Read(buf)
-		out = append(out, buf[:n]...)
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
 }
 
 // CheckVersion returns an error unless the file was written with this

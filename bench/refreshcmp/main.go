@@ -7,12 +7,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 var (
@@ -25,7 +27,7 @@ func read[T any](dir, table string) []T {
 	files, _ := filepath.Glob(filepath.Join(dir, "harvest", table, "part-*.parquet"))
 	var all []T
 	for _, f := range files {
-		rows, err := schemas.ReadFile[T](f)
+		rows, err := storage.ReadParquet[T](context.Background(), f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 func main() {
@@ -126,7 +127,7 @@ func neardup(ix *retrieval.Index, glob string, n, minWords int, seed int64, fail
 	}
 	var all []schemas.Sentence
 	for _, f := range files {
-		s, err := schemas.ReadFile[schemas.Sentence](f)
+		s, err := storage.ReadParquet[schemas.Sentence](context.Background(), f)
 		if err != nil {
 			fail(err)
 		}

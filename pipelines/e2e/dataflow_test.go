@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxsim/ctxsim/transforms/remote"
-	"github.com/ctxsim/ctxsim/transforms/remote/gcstest"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/storage/gcstest"
 )
 
 // Dataflow settings of the submissions below, none of which reaches
@@ -292,7 +292,7 @@ func TestDataflowTemplate(t *testing.T) {
 	run(t, "harvest", append(dataflowFlags(), "--template_location="+tplURL, "--worker_binary="+worker,
 		"--corpus="+corpusOut, "--model="+model, "--output=gs://"+dfBucket+"/out", "--preset=demo")...)
 
-	tpl, err := remote.ReadFile(ctx, tplURL)
+	tpl, err := storage.ReadFile(ctx, tplURL)
 	if err != nil {
 		t.Fatalf("no job request at --template_location: %v", err)
 	}
@@ -303,7 +303,7 @@ func TestDataflowTemplate(t *testing.T) {
 	checkJobRequest(t, job)
 	// The staged worker is exactly --worker_binary, and the package says so.
 	pkg := job.Environment.WorkerPools[0].Packages[0]
-	staged, err := remote.ReadFile(ctx, pkg.Location)
+	staged, err := storage.ReadFile(ctx, pkg.Location)
 	if err != nil {
 		t.Fatalf("worker package %s was not staged: %v", pkg.Location, err)
 	}
@@ -316,14 +316,14 @@ func TestDataflowTemplate(t *testing.T) {
 		t.Errorf("staged worker (%d bytes, package sha256 %q) is not --worker_binary (%d bytes)", len(staged), pkg.SHA256, len(want))
 	}
 	pipelineURL := job.Environment.SDKPipelineOptions.Options.PipelineURL
-	pipeline, err := remote.ReadFile(ctx, pipelineURL)
+	pipeline, err := storage.ReadFile(ctx, pipelineURL)
 	if err != nil {
 		t.Fatalf("pipeline %s was not staged: %v", pipelineURL, err)
 	}
 	checkPipelineEnvironment(t, pipeline)
 	// The job has not run when its template is written: a summary then
 	// would report zero counts.
-	if ok, err := remote.Exists(ctx, "gs://"+dfBucket+"/out/summary.json"); err != nil || ok {
+	if ok, err := storage.Exists(ctx, "gs://"+dfBucket+"/out/summary.json"); err != nil || ok {
 		t.Errorf("writing the template wrote gs://%s/out/summary.json before the job ran (%v)", dfBucket, err)
 	}
 }

@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/examples"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 var binDir string
@@ -189,7 +191,7 @@ func readAll[T any](t *testing.T, dir string) []T {
 	}
 	var all []T
 	for _, f := range files {
-		rows, err := schemas.ReadFile[T](f)
+		rows, err := storage.ReadParquet[T](context.Background(), f)
 		if err != nil {
 			t.Fatal(err)
 		}

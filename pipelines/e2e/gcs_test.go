@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/retrieval"
-	"github.com/ctxsim/ctxsim/transforms/remote"
-	"github.com/ctxsim/ctxsim/transforms/remote/gcstest"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/storage/gcstest"
 )
 
 // TestHarvestOnGCS runs index, train and harvest with every input and
@@ -27,11 +27,11 @@ func TestHarvestOnGCS(t *testing.T) {
 		t.Fatal(err)
 	}
 	const b = "gs://ctxsim-e2e"
-	if err := remote.WriteFile(ctx, b+"/input/c.jsonl.gz", data); err != nil {
+	if err := storage.WriteFile(ctx, b+"/input/c.jsonl.gz", data); err != nil {
 		t.Fatal(err)
 	}
 	run(t, "index", "--input="+b+"/input/*.jsonl.gz", "--output="+b+"/corpus", "--shards=2")
-	meta, err := remote.ReadFile(ctx, b+"/corpus/index/"+retrieval.MetaFile)
+	meta, err := storage.ReadFile(ctx, b+"/corpus/index/"+retrieval.MetaFile)
 	if err != nil {
 		t.Fatalf("index metadata not in the bucket: %v", err)
 	}
@@ -43,7 +43,7 @@ func TestHarvestOnGCS(t *testing.T) {
 		"--vocab_size=400", "--disc_steps=20", "--gen_steps=20", "--held_out=0.2", "--eval_examples=100",
 		"--ctx_batch=32", "--rank_tasks=20")
 	for _, f := range []string{"ctx.safetensors", "tokenizer.json", "disc.safetensors", "gen.safetensors", "train-results.json"} {
-		if ok, err := remote.Exists(ctx, b+"/model/"+f); err != nil || !ok {
+		if ok, err := storage.Exists(ctx, b+"/model/"+f); err != nil || !ok {
 			t.Fatalf("model file %s not in the bucket: %v", f, err)
 		}
 	}
@@ -51,10 +51,10 @@ func TestHarvestOnGCS(t *testing.T) {
 	if !strings.Contains(out, "pairs in "+b+"/harvest/pairs") {
 		t.Fatalf("harvest output:\n%s", out)
 	}
-	if ok, err := remote.Exists(ctx, b+"/harvest/summary.json"); err != nil || !ok {
+	if ok, err := storage.Exists(ctx, b+"/harvest/summary.json"); err != nil || !ok {
 		t.Fatalf("summary.json not in the bucket: %v", err)
 	}
-	got, err := remote.Fetch(ctx, b+"/harvest/pairs")
+	got, err := storage.Fetch(ctx, b+"/harvest/pairs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +69,16 @@ func TestHarvestOnGCS(t *testing.T) {
 	}
 	refresh(b + "/input/c.jsonl.gz")
 	more := append([]byte(nil), data...)
-	if err := remote.WriteFile(ctx, b+"/input2/c.jsonl.gz", more); err != nil {
+	if err := storage.WriteFile(ctx, b+"/input2/c.jsonl.gz", more); err != nil {
 		t.Fatal(err)
 	}
 	gz(t, filepath.Join(tmp, "extra.jsonl.gz"), []byte(goodDoc(77)+"\n"))
 	extra, _ := os.ReadFile(filepath.Join(tmp, "extra.jsonl.gz"))
-	if err := remote.WriteFile(ctx, b+"/input2/extra.jsonl.gz", extra); err != nil {
+	if err := storage.WriteFile(ctx, b+"/input2/extra.jsonl.gz", extra); err != nil {
 		t.Fatal(err)
 	}
 	refresh(b + "/input2/*.jsonl.gz")
-	cur, err := remote.ReadFile(ctx, b+"/labels/CURRENT.json")
+	cur, err := storage.ReadFile(ctx, b+"/labels/CURRENT.json")
 	if err != nil || !strings.Contains(string(cur), `"v000002"`) {
 		t.Fatalf("CURRENT.json on GCS: %s, %v", cur, err)
 	}
@@ -86,7 +86,7 @@ func TestHarvestOnGCS(t *testing.T) {
 		ChunksAdded int  `json:"chunks_added"`
 		Reused      bool `json:"reused_parent"`
 	}
-	mb, err := remote.ReadFile(ctx, b+"/labels/versions/v000002/MANIFEST.json")
+	mb, err := storage.ReadFile(ctx, b+"/labels/versions/v000002/MANIFEST.json")
 	if err != nil || json.Unmarshal(mb, &man) != nil || man.ChunksAdded == 0 || !man.Reused {
 		t.Fatalf("refresh manifest on GCS: %s, %v", mb, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
@@ -156,7 +156,7 @@ func TestHarvest(t *testing.T) {
 			t.Fatalf("bad row %+v", p)
 		}
 		// The default labeler is the hybrid of Eq. 4 and the TF-IDF cosine.
-		if want := hv.Hybrid(float64(p.LabelContext), float64(p.LabelLexical)); math.Abs(float64(p.Label)-want) > 1e-6 ||
+		if want := method.Hybrid(float64(p.LabelContext), float64(p.LabelLexical)); math.Abs(float64(p.Label)-want) > 1e-6 ||
 			p.LabelLexical < 0 || p.LabelLexical > 1.0001 {
 			t.Fatalf("pair %s: label %v from Eq. 4 %v and TF-IDF %v", p.PairID, p.Label, p.LabelContext, p.LabelLexical)
 		}

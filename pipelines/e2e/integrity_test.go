@@ -13,7 +13,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // runExit runs a job and returns its exit code and stderr.
@@ -82,7 +82,7 @@ func TestConcurrentWritersRefused(t *testing.T) {
 	ctx := context.Background()
 	var run string
 	for _, table := range []string{"sentences", "chunks", "dead_letters"} {
-		m, err := parquetio.CheckTable(ctx, filepath.Join(out, table))
+		m, err := storage.CheckTable(ctx, filepath.Join(out, table))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,12 +134,12 @@ func TestDiskFullLeavesNoFalseTable(t *testing.T) {
 	// filled, or one whose finalize ran while the runner cancelled the job
 	// (which once committed zero rows beside empty part files), would
 	// claim to be complete output of a run that failed.
-	manifests, _ := filepath.Glob(filepath.Join(out, "*", parquetio.ManifestName))
+	manifests, _ := filepath.Glob(filepath.Join(out, "*", storage.ManifestName))
 	for _, m := range manifests {
 		t.Errorf("the failed run left a committed table: %s", m)
 	}
 	for _, table := range []string{"sentences", "chunks"} {
-		if _, err := parquetio.CheckTable(context.Background(), filepath.Join(out, table)); err == nil {
+		if _, err := storage.CheckTable(context.Background(), filepath.Join(out, table)); err == nil {
 			t.Errorf("%s/%s verifies as a complete table after the run failed", out, table)
 		}
 	}
@@ -162,7 +162,7 @@ func TestDamagedInputsRefused(t *testing.T) {
 	t.Run("deleted part file", func(t *testing.T) {
 		for _, table := range []string{"chunks", "sentences"} {
 			c := copyOut(t)
-			part := filepath.Join(c, table, parquetio.FileName(1, 4))
+			part := filepath.Join(c, table, storage.FileName(1, 4))
 			if err := os.Remove(part); err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // surrogateResults is the part of the surrogate job's results.json the
@@ -202,7 +204,7 @@ func TestSurrogate(t *testing.T) {
 	os.WriteFile(sents, []byte("They spoke of item 4 at length.\n\nThey spoke of item 4 at length.\nDocument 2 paragraph 1 opens here.\n"), 0o644)
 	applied := filepath.Join(tmp, "applied")
 	run(t, "surrogate", "--load="+filepath.Join(out, "l2"), "--model="+model, "--embed="+sents, "--score="+sts, "--output="+applied)
-	embs, err := schemas.ReadFile[schemas.SentenceEmbedding](filepath.Join(applied, "embeddings.parquet"))
+	embs, err := storage.ReadParquet[schemas.SentenceEmbedding](context.Background(), filepath.Join(applied, "embeddings.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,10 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/nn"
-	"github.com/ctxsim/ctxsim/transforms/harvest"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 const usage = `
@@ -87,7 +87,7 @@ func main() {
 	}
 	pairs := sts.Spread(all, *maxPairs)
 	start := time.Now()
-	res, err := harvest.Open(ctx, harvest.Paths{Chunks: *chunks, Models: *model, Index: *indexDir})
+	res, err := resources.Open(ctx, resources.Paths{Chunks: *chunks, Models: *model, Index: *indexDir})
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -112,15 +112,15 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	reportPath := remote.Join(*output, "report.html")
-	if err := remote.WriteFile(ctx, reportPath, rep.HTML()); err != nil {
+	reportPath := storage.Join(*output, "report.html")
+	if err := storage.WriteFile(ctx, reportPath, rep.HTML()); err != nil {
 		jobrun.Fail(err)
 	}
 	fmt.Printf("evaluate: done in %s; results in %s\n", time.Since(start).Round(time.Second), *output)
 	fmt.Printf("evaluate: report in %s\n", reportPath)
 }
 
-func write(ctx context.Context, out *evaluation.Output, pairs []sts.Pair, res *harvest.Resources, start time.Time) error {
+func write(ctx context.Context, out *evaluation.Output, pairs []sts.Pair, res *resources.Resources, start time.Time) error {
 	doc := map[string]any{
 		"sts": *stsPath, "pairs": len(pairs), "preset": method.Preset(), "results": out.Results,
 		"model_fingerprint": res.Models.Fingerprint, "index_fingerprint": res.Index.Meta.ID(),
@@ -128,7 +128,7 @@ func write(ctx context.Context, out *evaluation.Output, pairs []sts.Pair, res *h
 		"schema_version": schemas.Version,
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
-	if err := remote.WriteFile(ctx, remote.Join(*output, "results.json"), append(b, '\n')); err != nil {
+	if err := storage.WriteFile(ctx, storage.Join(*output, "results.json"), append(b, '\n')); err != nil {
 		return err
 	}
 	var sb strings.Builder
@@ -140,5 +140,5 @@ func write(ctx context.Context, out *evaluation.Output, pairs []sts.Pair, res *h
 		}
 		fmt.Fprintf(&sb, "\t%s\t%s\n", p.S1, p.S2)
 	}
-	return remote.WriteFile(ctx, remote.Join(*output, "pairs.tsv"), []byte(sb.String()))
+	return storage.WriteFile(ctx, storage.Join(*output, "pairs.tsv"), []byte(sb.String()))
 }

@@ -20,15 +20,17 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -57,7 +59,7 @@ var (
 	sentences  = flag.String("sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
 	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
 	output     = flag.String("output", "", "Output directory (required).")
-	method     = settings.Register(flag.CommandLine, "default")
+	flags      = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
 	sampleFrom = flag.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). Runs with windows that do not overlap label disjoint sentences.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
@@ -70,7 +72,7 @@ var (
 )
 
 func main() {
-	jobrun.Init(usage)
+	beamjob.Init(usage)
 	jobrun.Require("model", "output")
 	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "sample_from", Lo: 0, Hi: 1 - *sample},
 		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
@@ -83,14 +85,14 @@ func main() {
 		jobrun.Fail(err)
 	}
 	if *corpusDir != "" {
-		setDefault(indexDir, remote.Join(*corpusDir, "index"))
-		setDefault(chunks, remote.Join(*corpusDir, "chunks/*.parquet"))
-		setDefault(sentences, remote.Join(*corpusDir, "sentences/*.parquet"))
+		setDefault(indexDir, storage.Join(*corpusDir, "index"))
+		setDefault(chunks, storage.Join(*corpusDir, "chunks/*.parquet"))
+		setDefault(sentences, storage.Join(*corpusDir, "sentences/*.parquet"))
 	}
 	if *indexDir == "" || *chunks == "" || *sentences == "" {
 		jobrun.Fail(fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences"))
 	}
-	st, err := method.Settings()
+	st, err := flags.Settings()
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -107,7 +109,7 @@ func main() {
 	if err != nil {
 		jobrun.Fail(err)
 	}
-	models, err := harvest.LoadModels(ctx, *model)
+	models, err := resources.LoadModels(ctx, *model)
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -115,7 +117,7 @@ func main() {
 		jobrun.Fail(err)
 	}
 	absIndex, absModel := absGlob(*indexDir), absGlob(*model)
-	cfg := harvest.Config{Paths: harvest.Paths{Chunks: absGlob(*chunks), Models: absModel, Index: absIndex},
+	cfg := harvest.Config{Paths: resources.Paths{Chunks: absGlob(*chunks), Models: absModel, Index: absIndex},
 		Settings: st, Seed: *seed, BLAS: *blas}
 	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP}
 
@@ -131,7 +133,7 @@ func main() {
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/context_sets", NumShards: *shards}, sets)
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/dead_letters", NumShards: 1}, beam.Flatten(s, rdead, cdead, ldead))
 
-	c, err := jobrun.Run(ctx, "harvest", p)
+	c, err := beamjob.Run(ctx, "harvest", p)
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -143,9 +145,9 @@ func main() {
 	jobrun.CheckNotEmpty(c, "harvest/pairs_labeled", "no pair was labeled (see dead_letters and the counters above)")
 	sum := harvest.Summarize(c, st, pc, models.Fingerprint, indexFP, jobrun.RunnerName(),
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
-	sum.RunID = parquetio.RunID()
+	sum.RunID = storage.RunID()
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := remote.WriteFile(ctx, remote.Join(*output, "summary.json"), append(b, '\n')); err != nil {
+	if err := storage.WriteFile(ctx, storage.Join(*output, "summary.json"), append(b, '\n')); err != nil {
 		jobrun.Fail(err)
 	}
 	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.3f CPU seconds and %.0f generative evaluations per pair\n",
@@ -157,7 +159,7 @@ func main() {
 		jobrun.Fail(err)
 	}
 	fmt.Printf("harvest: report in %s\n", reportPath)
-	if *show > 0 && !remote.IsRemote(*output) {
+	if *show > 0 && !storage.IsRemote(*output) {
 		if err := printPairs(*output+"/pairs", *show); err != nil {
 			jobrun.Fail(err)
 		}
@@ -167,7 +169,7 @@ func main() {
 // printPairs prints n labeled pairs spread over the range of labels: the
 // highest, the lowest, and the quantiles between (with 5, the quartiles).
 func printPairs(dir string, n int) error {
-	ps, err := jobrun.ReadTable[schemas.LabeledPair](context.Background(), dir)
+	ps, err := storage.ReadTable[schemas.LabeledPair](context.Background(), dir)
 	if err != nil {
 		return err
 	}
@@ -208,8 +210,8 @@ func clip(s string, n int) string {
 // that it opens; a remote index is checked by its metadata only, so that
 // submitting a job does not copy the index to the submitting machine.
 func checkIndex(ctx context.Context, dir string) (string, error) {
-	if remote.IsRemote(dir) {
-		m, err := index.ReadMeta(ctx, dir)
+	if storage.IsRemote(dir) {
+		m, err := retrieval.ReadMetaAt(ctx, dir)
 		if err != nil {
 			return "", err
 		}

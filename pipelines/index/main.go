@@ -13,12 +13,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -49,7 +50,7 @@ var (
 )
 
 func main() {
-	jobrun.Init(usage)
+	beamjob.Init(usage)
 	jobrun.Require("input", "output")
 	jobrun.CheckRanges(jobrun.Range{Name: "shards", Lo: 1, Hi: 256}, jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
 		jobrun.Range{Name: "chunk_size", Lo: 1, Hi: 1000}, jobrun.Range{Name: "chunk_stride", Lo: 1, Hi: 1000})
@@ -64,9 +65,9 @@ func main() {
 	}
 	dir := *indexDir
 	if dir == "" {
-		dir = remote.Join(*output, "index")
+		dir = storage.Join(*output, "index")
 	}
-	if !remote.IsRemote(dir) {
+	if !storage.IsRemote(dir) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			jobrun.Fail(err)
@@ -87,7 +88,7 @@ func main() {
 	table("chunks", in.Chunks)
 	table("dead_letters", beam.Flatten(s, in.Dead, idxDead))
 
-	c, err := jobrun.Run(context.Background(), "index", p)
+	c, err := beamjob.Run(context.Background(), "index", p)
 	if err != nil {
 		jobrun.Fail(err)
 	}

@@ -23,18 +23,20 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -65,7 +67,7 @@ var (
 	input      = flag.String("input", "", "Comma-separated corpus file globs, local or gs:// (required).")
 	root       = flag.String("root", "", "Root of the versioned output, local or gs:// (required).")
 	model      = flag.String("model", "", "Model directory from the train job, local or gs:// (required).")
-	method     = settings.Register(flag.CommandLine, "default")
+	flags      = settings.Register(flag.CommandLine, "default")
 	sample     = flag.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs.")
 	sampleFrom = flag.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). Runs with windows that do not overlap label disjoint sentences.")
 	minWords   = flag.Int("min_words", 4, "Sentences with fewer words are not labelled.")
@@ -95,7 +97,7 @@ type Manifest struct {
 	Method           string             `json:"method_fingerprint"`
 	IndexFingerprint string             `json:"index_fingerprint"`
 	ModelFingerprint string             `json:"model_fingerprint"`
-	Settings         hv.Settings        `json:"settings"`
+	Settings         method.Settings    `json:"settings"`
 	Pairs            harvest.PairConfig `json:"pair_sampler"`
 	Sample           float64            `json:"sample"`
 	SampleFrom       float64            `json:"sample_from,omitempty"`
@@ -110,7 +112,7 @@ type Manifest struct {
 }
 
 func main() {
-	jobrun.Init(usage)
+	beamjob.Init(usage)
 	jobrun.Require("input", "root", "model")
 	jobrun.CheckRanges(jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true}, jobrun.Range{Name: "sample_from", Lo: 0, Hi: 1 - *sample},
 		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
@@ -129,7 +131,7 @@ func refresh(ctx context.Context) error {
 	}
 	start := time.Now()
 	rootDir := absPath(*root)
-	st, err := method.Settings()
+	st, err := flags.Settings()
 	if err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func refresh(ctx context.Context) error {
 	}
 	pc := harvest.DefaultPairConfig()
 	pc.Seed, pc.Quota, pc.Neighbours = *seed, q, *neighbours
-	models, err := harvest.LoadModels(ctx, *model)
+	models, err := resources.LoadModels(ctx, *model)
 	if err != nil {
 		return err
 	}
@@ -149,13 +151,13 @@ func refresh(ctx context.Context) error {
 	copts := corpus.Defaults()
 	m := Manifest{Inputs: jobrun.SplitList(*input), ModelFingerprint: models.Fingerprint, Settings: st,
 		Pairs: pc, Sample: *sample, SampleFrom: *sampleFrom, MinWords: *minWords, Seconds: map[string]float64{}}
-	method := []any{st, pc, *sample, *minWords, models.Fingerprint, copts.ChunkSize, copts.ChunkStride, schemas.Version}
+	key := []any{st, pc, *sample, *minWords, models.Fingerprint, copts.ChunkSize, copts.ChunkStride, schemas.Version}
 	if *sampleFrom != 0 {
 		// Only a moved window changes the fingerprint, so versions made
 		// before the flag existed stay current.
-		method = append(method, *sampleFrom)
+		key = append(key, *sampleFrom)
 	}
-	m.Method = digest(method...)
+	m.Method = digest(key...)
 
 	prev, err := readCurrent(ctx, rootDir)
 	if err != nil {
@@ -168,21 +170,21 @@ func refresh(ctx context.Context) error {
 		m.Parent = prev.Version
 	}
 	m.Version = fmt.Sprintf("v%06d", seq)
-	vdir := remote.Join(rootDir, "versions/"+m.Version)
+	vdir := storage.Join(rootDir, "versions/"+m.Version)
 	// A directory of this name is what an interrupted run left: start over.
-	if err := remote.RemoveAll(ctx, vdir); err != nil {
+	if err := storage.RemoveAll(ctx, vdir); err != nil {
 		return err
 	}
-	corpusDir, harvestDir := remote.Join(vdir, "corpus"), remote.Join(vdir, "harvest")
+	corpusDir, harvestDir := storage.Join(vdir, "corpus"), storage.Join(vdir, "harvest")
 
 	// 1. Ingest the corpus into the new version's tables.
 	t0 := time.Now()
 	p, s := beam.NewPipelineWithRoot()
 	in := ingest.Ingest(s, m.Inputs, copts)
 	for name, col := range map[string]beam.PCollection{"sentences": in.Sentences, "chunks": in.Chunks, "dead_letters": in.Dead} {
-		parquetio.Write(s, parquetio.Config{Dir: remote.Join(corpusDir, name), NumShards: *fileShards}, col)
+		parquetio.Write(s, parquetio.Config{Dir: storage.Join(corpusDir, name), NumShards: *fileShards}, col)
 	}
-	c1, err := jobrun.Run(ctx, "refresh: ingest", p)
+	c1, err := beamjob.Run(ctx, "refresh: ingest", p)
 	if err != nil {
 		return err
 	}
@@ -192,11 +194,11 @@ func refresh(ctx context.Context) error {
 	m.Seconds["ingest"] = time.Since(t0).Seconds()
 
 	// 2. Compare with the previous version.
-	chunks, err := jobrun.ReadTable[schemas.Chunk](ctx, remote.Join(corpusDir, "chunks"))
+	chunks, err := storage.ReadTable[schemas.Chunk](ctx, storage.Join(corpusDir, "chunks"))
 	if err != nil {
 		return err
 	}
-	sentIDs, err := readSentenceIDs(ctx, remote.Join(corpusDir, "sentences"))
+	sentIDs, err := readSentenceIDs(ctx, storage.Join(corpusDir, "sentences"))
 	if err != nil {
 		return err
 	}
@@ -209,7 +211,7 @@ func refresh(ctx context.Context) error {
 		}
 		if pm.Corpus == m.Corpus && pm.Method == m.Method {
 			fmt.Printf("refresh: the corpus and settings are those of %s; nothing to do\n", pm.Version)
-			return remote.RemoveAll(ctx, vdir)
+			return storage.RemoveAll(ctx, vdir)
 		}
 	}
 
@@ -226,7 +228,7 @@ func refresh(ctx context.Context) error {
 	m.Reused = pm != nil && pm.Method == m.Method
 	prevHarvest := ""
 	if m.Reused {
-		prevHarvest = remote.Join(rootDir, "versions/"+pm.Version+"/harvest")
+		prevHarvest = storage.Join(rootDir, "versions/"+pm.Version+"/harvest")
 	}
 	c2, err := harvestVersion(ctx, corpusDir, harvestDir, prevHarvest, st, pc, &m)
 	if err != nil {
@@ -242,35 +244,35 @@ func refresh(ctx context.Context) error {
 
 	// 5. Commit: the manifest, then the pointer.
 	b, _ := json.MarshalIndent(m, "", "  ")
-	mpath := remote.Join(vdir, "MANIFEST.json")
-	if err := remote.WriteFile(ctx, mpath, append(b, '\n')); err != nil {
+	mpath := storage.Join(vdir, "MANIFEST.json")
+	if err := storage.WriteFile(ctx, mpath, append(b, '\n')); err != nil {
 		return err
 	}
 	cb, _ := json.MarshalIndent(Current{Version: m.Version, Manifest: mpath}, "", "  ")
-	if err := remote.WriteFile(ctx, remote.Join(rootDir, "CURRENT.json"), append(cb, '\n')); err != nil {
+	if err := storage.WriteFile(ctx, storage.Join(rootDir, "CURRENT.json"), append(cb, '\n')); err != nil {
 		return err
 	}
 	fmt.Printf("refresh: %s is current (%d chunks: +%d -%d; context sets: %d reused, %d computed; pairs: %d copied, %d labeled) in %s\n",
 		m.Version, m.Chunks, m.ChunksAdded, m.ChunksRemoved, c2["refresh/context_sets_reused"], c2["harvest/context_sets"],
 		c2["refresh/labels_copied"], c2["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
 	fmt.Printf("refresh: pairs in %s/pairs\n", harvestDir)
-	fmt.Printf("refresh: report in %s\n", remote.Join(harvestDir, "report.html"))
+	fmt.Printf("refresh: report in %s\n", storage.Join(harvestDir, "report.html"))
 	return expire(ctx, rootDir, m.Version)
 }
 
 // harvestVersion runs the harvest over the version's corpus. With a
 // previous harvest, sentences it has context sets for keep them, and pairs
 // it labeled are copied.
-func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st hv.Settings,
+func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st method.Settings,
 	pc harvest.PairConfig, m *Manifest) (jobrun.Counters, error) {
-	idx := remote.Join(corpusDir, "index")
-	cfg := harvest.Config{Paths: harvest.Paths{Chunks: remote.Join(corpusDir, "chunks/*.parquet"),
+	idx := storage.Join(corpusDir, "index")
+	cfg := harvest.Config{Paths: resources.Paths{Chunks: storage.Join(corpusDir, "chunks/*.parquet"),
 		Models: absPath(*model), Index: idx}, Settings: st, Seed: *seed, BLAS: *blas}
 	lcfg := harvest.LabelConfig{Config: cfg, ModelFingerprint: m.ModelFingerprint, IndexFingerprint: m.IndexFingerprint}
 
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
-	sents := parquetio.Read(s, remote.Join(corpusDir, "sentences/*.parquet"), reflect.TypeOf(schemas.Sentence{}))
+	sents := parquetio.Read(s, storage.Join(corpusDir, "sentences/*.parquet"), reflect.TypeOf(schemas.Sentence{}))
 	sents = ingest.SampleWindow(s, *sampleFrom, *sample, harvest.FilterSentences(s, *minWords, sents))
 	var fresh, reused beam.PCollection
 	var hits, pairs, labeled beam.PCollection
@@ -278,8 +280,8 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 	if prevDir == "" {
 		fresh = sents
 	} else {
-		prevSets := parquetio.Read(s, remote.Join(prevDir, "context_sets/*.parquet"), reflect.TypeOf(schemas.ContextSet{}))
-		chunks := parquetio.Read(s, remote.Join(corpusDir, "chunks/*.parquet"), reflect.TypeOf(schemas.Chunk{}))
+		prevSets := parquetio.Read(s, storage.Join(prevDir, "context_sets/*.parquet"), reflect.TypeOf(schemas.ContextSet{}))
+		chunks := parquetio.Read(s, storage.Join(corpusDir, "chunks/*.parquet"), reflect.TypeOf(schemas.Chunk{}))
 		var old beam.PCollection
 		fresh, old, reused = harvest.ReuseSets(s, sents, prevSets, chunks)
 		// Old sentences are retrieved again only for the pair sampler,
@@ -299,16 +301,16 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 	pairs = harvest.SamplePairs(s, pc, sents, hits)
 	var ldead beam.PCollection
 	if prevDir != "" {
-		prevPairs := parquetio.Read(s, remote.Join(prevDir, "pairs/*.parquet"), reflect.TypeOf(schemas.LabeledPair{}))
+		prevPairs := parquetio.Read(s, storage.Join(prevDir, "pairs/*.parquet"), reflect.TypeOf(schemas.LabeledPair{}))
 		labeled, ldead = harvest.LabelReusing(s, lcfg, pairs, sets, prevPairs)
 	} else {
 		labeled, ldead = harvest.Label(s, lcfg, pairs, sets)
 	}
 	dead = append(dead, ldead)
-	parquetio.Write(s, parquetio.Config{Dir: remote.Join(outDir, "pairs"), NumShards: *fileShards}, labeled)
-	parquetio.Write(s, parquetio.Config{Dir: remote.Join(outDir, "context_sets"), NumShards: *fileShards}, sets)
-	parquetio.Write(s, parquetio.Config{Dir: remote.Join(outDir, "dead_letters"), NumShards: 1}, beam.Flatten(s, dead...))
-	c, err := jobrun.Run(ctx, "refresh: harvest", p)
+	parquetio.Write(s, parquetio.Config{Dir: storage.Join(outDir, "pairs"), NumShards: *fileShards}, labeled)
+	parquetio.Write(s, parquetio.Config{Dir: storage.Join(outDir, "context_sets"), NumShards: *fileShards}, sets)
+	parquetio.Write(s, parquetio.Config{Dir: storage.Join(outDir, "dead_letters"), NumShards: 1}, beam.Flatten(s, dead...))
+	c, err := beamjob.Run(ctx, "refresh: harvest", p)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +318,7 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
 	sum.Version = m.Version
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := remote.WriteFile(ctx, remote.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
+	if err := storage.WriteFile(ctx, storage.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
 		return nil, err
 	}
 	var reuse *report.ReuseInput
@@ -326,7 +328,7 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 			PairsLabeled: sum.Labeled, StageSeconds: m.Seconds}
 	}
 	title := fmt.Sprintf("ctxsim refresh %s: %s", m.Version, outDir)
-	_, err = jobrun.WriteHarvestReport(ctx, title, outDir, remote.Join(corpusDir, "chunks/*.parquet"), b, reuse)
+	_, err = jobrun.WriteHarvestReport(ctx, title, outDir, storage.Join(corpusDir, "chunks/*.parquet"), b, reuse)
 	return c, err
 }
 
@@ -334,9 +336,9 @@ func harvestVersion(ctx context.Context, corpusDir, outDir, prevDir string, st h
 // chunks of removed or changed documents deleted and new chunks added, or,
 // without a usable parent index, a new one.
 func updateIndex(ctx context.Context, pm *Manifest, rootDir, corpusDir string, chunks []schemas.Chunk, m *Manifest) error {
-	dst := remote.Join(corpusDir, "index")
+	dst := storage.Join(corpusDir, "index")
 	local := dst
-	if remote.IsRemote(dst) {
+	if storage.IsRemote(dst) {
 		tmp, err := os.MkdirTemp(*workDir, "ctxsim-refresh-index-")
 		if err != nil {
 			return err
@@ -348,7 +350,7 @@ func updateIndex(ctx context.Context, pm *Manifest, rootDir, corpusDir string, c
 	n := *shards
 	prevIDs := map[string]bool{}
 	if pm != nil {
-		pidx, err := remote.Fetch(ctx, remote.Join(rootDir, "versions/"+pm.Version+"/corpus/index"))
+		pidx, err := storage.Fetch(ctx, storage.Join(rootDir, "versions/"+pm.Version+"/corpus/index"))
 		if err != nil {
 			return err
 		}
@@ -361,7 +363,7 @@ func updateIndex(ctx context.Context, pm *Manifest, rootDir, corpusDir string, c
 			return err
 		}
 		os.Remove(filepath.Join(local, ".ctxsim-fetched.json"))
-		pchunks, err := readChunkIDs(ctx, remote.Join(rootDir, "versions/"+pm.Version+"/corpus/chunks"))
+		pchunks, err := readChunkIDs(ctx, storage.Join(rootDir, "versions/"+pm.Version+"/corpus/chunks"))
 		if err != nil {
 			return err
 		}
@@ -426,7 +428,7 @@ func updateIndex(ctx context.Context, pm *Manifest, rootDir, corpusDir string, c
 		return err
 	}
 	m.IndexFingerprint = meta.ID()
-	return remote.Publish(ctx, local, dst, retrieval.MetaFile)
+	return storage.Publish(ctx, local, dst, retrieval.MetaFile)
 }
 
 // expire removes versions older than the newest --keep_versions, never the
@@ -435,7 +437,7 @@ func expire(ctx context.Context, rootDir, current string) error {
 	if *keep < 1 {
 		return nil
 	}
-	found, err := parquetio.Glob(ctx, remote.Join(rootDir, "versions/*/MANIFEST.json"))
+	found, err := storage.Glob(ctx, storage.Join(rootDir, "versions/*/MANIFEST.json"))
 	if err != nil {
 		return err
 	}
@@ -449,7 +451,7 @@ func expire(ctx context.Context, rootDir, current string) error {
 	sort.Strings(versions)
 	for i, v := range versions {
 		if i < len(versions)-*keep && v != current {
-			if err := remote.RemoveAll(ctx, remote.Join(rootDir, "versions/"+v)); err != nil {
+			if err := storage.RemoveAll(ctx, storage.Join(rootDir, "versions/"+v)); err != nil {
 				return err
 			}
 			fmt.Printf("refresh: removed expired version %s\n", v)
@@ -459,12 +461,12 @@ func expire(ctx context.Context, rootDir, current string) error {
 }
 
 func readCurrent(ctx context.Context, rootDir string) (*Current, error) {
-	name := remote.Join(rootDir, "CURRENT.json")
-	ok, err := remote.Exists(ctx, name)
+	name := storage.Join(rootDir, "CURRENT.json")
+	ok, err := storage.Exists(ctx, name)
 	if err != nil || !ok {
 		return nil, err
 	}
-	b, err := remote.ReadFile(ctx, name)
+	b, err := storage.ReadFile(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +478,7 @@ func readCurrent(ctx context.Context, rootDir string) (*Current, error) {
 }
 
 func readManifest(ctx context.Context, name string) (*Manifest, error) {
-	b, err := remote.ReadFile(ctx, name)
+	b, err := storage.ReadFile(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("current version's manifest: %w", err)
 	}
@@ -488,7 +490,7 @@ func readManifest(ctx context.Context, name string) (*Manifest, error) {
 }
 
 func readChunkIDs(ctx context.Context, dir string) ([]string, error) {
-	cs, err := jobrun.ReadTable[schemas.Chunk](ctx, dir)
+	cs, err := storage.ReadTable[schemas.Chunk](ctx, dir)
 	ids := make([]string, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
@@ -497,7 +499,7 @@ func readChunkIDs(ctx context.Context, dir string) ([]string, error) {
 }
 
 func readSentenceIDs(ctx context.Context, dir string) ([]string, error) {
-	ss, err := jobrun.ReadTable[schemas.Sentence](ctx, dir)
+	ss, err := storage.ReadTable[schemas.Sentence](ctx, dir)
 	ids := make([]string, len(ss))
 	for i, s := range ss {
 		ids[i] = s.ID
@@ -533,7 +535,7 @@ func digest(vs ...any) string {
 }
 
 func absPath(p string) string {
-	if remote.IsRemote(p) {
+	if storage.IsRemote(p) {
 		return strings.TrimSuffix(p, "/")
 	}
 	a, err := filepath.Abs(p)

@@ -16,13 +16,14 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 const usage = `
@@ -47,7 +48,7 @@ var (
 )
 
 func main() {
-	jobrun.Init(usage)
+	beamjob.Init(usage)
 	jobrun.Require("index", "output")
 	jobrun.CheckRanges(jobrun.Range{Name: "k", Lo: 1, Hi: 1e6}, jobrun.Range{Name: "sample", Lo: 0, Hi: 1, Open: true},
 		jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000})
@@ -57,13 +58,13 @@ func main() {
 		jobrun.Fail(fmt.Errorf("give exactly one of --sentences and --queries"))
 	}
 	// Fail before starting the job if the index cannot be opened.
-	ix, err := index.Open(context.Background(), *indexDir)
+	ix, err := retrieval.OpenAt(context.Background(), *indexDir)
 	if err != nil {
 		jobrun.Fail(err)
 	}
 	ix.Close()
 	abs := *indexDir
-	if !remote.IsRemote(abs) {
+	if !storage.IsRemote(abs) {
 		if abs, err = filepath.Abs(abs); err != nil {
 			jobrun.Fail(err)
 		}
@@ -85,7 +86,7 @@ func main() {
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/hits", NumShards: *fileShards}, hits)
 	parquetio.Write(s, parquetio.Config{Dir: *output + "/dead_letters", NumShards: 1}, beam.Flatten(s, dead...))
 
-	c, err := jobrun.Run(context.Background(), "retrieve", p)
+	c, err := beamjob.Run(context.Background(), "retrieve", p)
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -106,7 +107,7 @@ func main() {
 // printExamples prints n retrievals, each with its top chunks and, from
 // each chunk, the sentence that shares the most bigrams with the query.
 func printExamples(hitsDir, chunksGlob string, n int) error {
-	rs, err := jobrun.ReadTable[schemas.Retrieval](context.Background(), hitsDir)
+	rs, err := storage.ReadTable[schemas.Retrieval](context.Background(), hitsDir)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func printExamples(hitsDir, chunksGlob string, n int) error {
 			return err
 		}
 		for _, f := range cf {
-			cs, err := schemas.ReadFile[schemas.Chunk](f)
+			cs, err := storage.ReadParquet[schemas.Chunk](context.Background(), f)
 			if err != nil {
 				return err
 			}

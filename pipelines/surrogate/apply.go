@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/transforms/harvest"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // Output files of the apply mode.
@@ -31,7 +31,7 @@ const (
 // model (surrogate.json) or a fine-tuned BiLSTM (disc.json), checked
 // against the tokenizer.
 func loadEncoder(ctx context.Context, dir string, tok textVocab) (surrogate.Encoder, string, error) {
-	local, err := remote.Fetch(ctx, dir)
+	local, err := storage.Fetch(ctx, dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("--load %s: %w", dir, err)
 	}
@@ -55,7 +55,7 @@ func loadEncoder(ctx context.Context, dir string, tok textVocab) (surrogate.Enco
 // readLines returns the non-blank lines of a local or remote text file
 // with their 1-based line numbers.
 func readLines(ctx context.Context, path string) (lines []string, numbers []int, err error) {
-	data, err := remote.ReadFile(ctx, path)
+	data, err := storage.ReadFile(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,7 +125,7 @@ func runApply(ctx context.Context) error {
 		return errors.New("--load needs --model (for its tokenizer) and --output")
 	}
 	start := time.Now()
-	models, err := harvest.LoadModels(ctx, *model)
+	models, err := resources.LoadModels(ctx, *model)
 	if err != nil {
 		return fmt.Errorf("--model %s: %w", *model, err)
 	}
@@ -153,7 +153,7 @@ func runApply(ctx context.Context) error {
 		return errors.Join(errs...)
 	}
 	dest, work := *output, *output
-	if remote.IsRemote(dest) {
+	if storage.IsRemote(dest) {
 		if work, err = os.MkdirTemp("", "surrogate-apply-"); err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func runApply(ctx context.Context) error {
 		if err := writeParquet(filepath.Join(work, embeddingsFile), rows); err != nil {
 			return err
 		}
-		fmt.Printf("surrogate: %d embeddings (%d wide, %s encoder) in %s\n", len(rows), enc.Dim(), kind, remote.Join(dest, embeddingsFile))
+		fmt.Printf("surrogate: %d embeddings (%d wide, %s encoder) in %s\n", len(rows), enc.Dim(), kind, storage.Join(dest, embeddingsFile))
 	}
 	if *scorePath != "" {
 		lines, numbers, err := readLines(ctx, *scorePath)
@@ -218,10 +218,10 @@ func runApply(ctx context.Context) error {
 		if err := os.WriteFile(filepath.Join(work, scoresFile), []byte(sb.String()), 0o644); err != nil {
 			return err
 		}
-		fmt.Printf("surrogate: %d pair scores (cosine, %s encoder) in %s\n", len(a), kind, remote.Join(dest, scoresFile))
+		fmt.Printf("surrogate: %d pair scores (cosine, %s encoder) in %s\n", len(a), kind, storage.Join(dest, scoresFile))
 	}
 	if dest != work {
-		if err := remote.Upload(ctx, work, dest); err != nil {
+		if err := storage.Upload(ctx, work, dest); err != nil {
 			return err
 		}
 	}

@@ -13,12 +13,11 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // evalData is an STS file: its distinct sentences, token IDs and TF-IDF
@@ -191,12 +190,12 @@ func chunkDF(ctx context.Context, globs string) (*lexical.TFIDF, error) {
 	tf := &lexical.TFIDF{}
 	seen := map[string]bool{}
 	for _, g := range jobrun.SplitList(globs) {
-		files, err := parquetio.Glob(ctx, g)
+		files, err := storage.Glob(ctx, g)
 		if err != nil {
 			return nil, fmt.Errorf("chunks: %w", err)
 		}
 		for _, name := range files {
-			if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
+			if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
 				c := v.(schemas.Chunk)
 				if !seen[c.ID] {
 					seen[c.ID] = true
@@ -217,7 +216,7 @@ func chunkDF(ctx context.Context, globs string) (*lexical.TFIDF, error) {
 // meanWordVectors is the baseline of bin/evaluate: the cosine of the
 // IDF-weighted means of the coherence model's subword embeddings, with the
 // IDF of the TF-IDF baseline.
-func (ev *evalData) meanWordVectors(m *hv.Models) (result, error) {
+func (ev *evalData) meanWordVectors(m *method.Models) (result, error) {
 	emb, dim := m.Disc.SubwordEmbeddings()
 	vecs := make([][]float32, len(ev.sents))
 	for i, s := range ev.sents {
@@ -256,7 +255,7 @@ type originResults struct {
 func readOrigin(ctx context.Context, dirs []string, ev *evalData) ([]result, error) {
 	var out []result
 	for _, dir := range dirs {
-		b, err := remote.ReadFile(ctx, remote.Join(dir, "results.json"))
+		b, err := storage.ReadFile(ctx, storage.Join(dir, "results.json"))
 		if err != nil {
 			return nil, fmt.Errorf("--origin: %w", err)
 		}
@@ -264,7 +263,7 @@ func readOrigin(ctx context.Context, dirs []string, ev *evalData) ([]result, err
 		if err := json.Unmarshal(b, &or); err != nil {
 			return nil, fmt.Errorf("--origin %s: results.json: %w", dir, err)
 		}
-		tsv, err := remote.ReadFile(ctx, remote.Join(dir, "pairs.tsv"))
+		tsv, err := storage.ReadFile(ctx, storage.Join(dir, "pairs.tsv"))
 		if err != nil {
 			return nil, fmt.Errorf("--origin: %w", err)
 		}

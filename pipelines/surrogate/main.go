@@ -27,13 +27,12 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
-	"github.com/ctxsim/ctxsim/transforms/harvest"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 const usage = `
@@ -300,9 +299,9 @@ func main() {
 	// A remote --output is written in a local working directory and
 	// uploaded at the end.
 	dest, work := *output, *output
-	if remote.IsRemote(dest) {
+	if storage.IsRemote(dest) {
 		h := sha256.Sum256([]byte(dest))
-		work = filepath.Join(remote.CacheRoot(), fmt.Sprintf("surrogate-%x", h[:8]))
+		work = filepath.Join(storage.CacheRoot(), fmt.Sprintf("surrogate-%x", h[:8]))
 		fmt.Printf("surrogate: working in %s, copied to %s at the end\n", work, dest)
 	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -311,7 +310,7 @@ func main() {
 
 	// Models first: they are what the pairs are checked against.
 	t0 := time.Now()
-	models, err := harvest.LoadModels(ctx, *model)
+	models, err := resources.LoadModels(ctx, *model)
 	if err != nil {
 		jobrun.Fail(err)
 	}
@@ -519,12 +518,12 @@ func main() {
 		jobrun.Fail(err)
 	}
 	if dest != work {
-		if err := remote.Upload(ctx, work, dest); err != nil {
+		if err := storage.Upload(ctx, work, dest); err != nil {
 			jobrun.Fail(err)
 		}
 	}
 	fmt.Printf("surrogate: done in %s; models and results.json in %s\n", time.Since(start).Round(time.Millisecond), dest)
-	fmt.Printf("surrogate: report in %s\n", remote.Join(dest, "report.html"))
+	fmt.Printf("surrogate: report in %s\n", storage.Join(dest, "report.html"))
 }
 
 // parseObjectives returns the configurations of the named objectives, with
@@ -563,12 +562,12 @@ func readPairs(ctx context.Context, globs []string) ([]schemas.LabeledPair, int,
 	seen, checked := map[string]bool{}, map[string]bool{}
 	files := 0
 	for _, g := range globs {
-		if !remote.IsRemote(g) && !strings.ContainsAny(g, "*?[") {
+		if !storage.IsRemote(g) && !strings.ContainsAny(g, "*?[") {
 			if st, err := os.Stat(g); err == nil && st.IsDir() {
 				g = filepath.Join(g, "*.parquet")
 			}
 		}
-		names, err := parquetio.Glob(ctx, g)
+		names, err := storage.Glob(ctx, g)
 		if err != nil {
 			return nil, 0, fmt.Errorf("no pairs found: --pairs %s: %w", g, err)
 		}
@@ -584,7 +583,7 @@ func readPairs(ctx context.Context, globs []string) ([]schemas.LabeledPair, int,
 					return nil, 0, fmt.Errorf("pairs: %w", err)
 				}
 			}
-			if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.LabeledPair{}), func(v any) error {
+			if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.LabeledPair{}), func(v any) error {
 				rows = append(rows, v.(schemas.LabeledPair))
 				return nil
 			}); err != nil {
@@ -737,7 +736,7 @@ func sizeLine(plan []int) string {
 // trainOne trains objective oc on pairs, saves the model under
 // work/<name>/, checks that it loads back, and evaluates it when ev is set.
 func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, initTable, initWeights []float32, initSource string,
-	models *hv.Models, pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, tokFP string, ev *evalData) (result, error) {
+	models *method.Models, pairs, dev []surrogate.Pair, work, dest string, globs, splits []string, tokFP string, ev *evalData) (result, error) {
 	cfg := surrogate.TrainConfig{
 		Model: mc, Objective: oc, Epochs: *epochs, BatchSize: *batchSize, LR: *lr, Seed: *seed,
 		InitTable: initTable, InitWeights: initWeights, InitSource: initSource,
@@ -786,7 +785,7 @@ func trainOne(oc surrogate.ObjectiveConfig, name string, mc surrogate.Config, in
 			return result{}, fmt.Errorf("the saved model does not load: %w", err)
 		}
 	}
-	r := result{Name: name, Kind: "surrogate", Objective: &oc, Dir: remote.Join(dest, name),
+	r := result{Name: name, Kind: "surrogate", Objective: &oc, Dir: storage.Join(dest, name),
 		TrainPairs: len(pairs), TrainSeconds: num(took), Curve: &cj}
 	if n := len(cj.Epochs); n > 0 {
 		r.FinalTrainLoss, r.FinalDev = &cj.Epochs[n-1].TrainLoss, cj.Epochs[n-1].Dev

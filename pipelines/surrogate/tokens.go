@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
 // textVocab turns text into the token IDs a surrogate reads: the subword
@@ -55,7 +55,7 @@ func (c *ctxVocab) Weights() []float32 { return c.v.Weights }
 // chooseTokens returns the vocabulary --tokens names in the model directory:
 // subword (the tokenizer), ctx (the contrastive model's), or auto (ctx when
 // the directory has a contrastive model).
-func chooseTokens(name string, models *hv.Models) (textVocab, string, error) {
+func chooseTokens(name string, models *method.Models) (textVocab, string, error) {
 	if name == "auto" {
 		name = "subword"
 		if models.Ctx != nil {

@@ -7,8 +7,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/examples"
-	"github.com/ctxsim/ctxsim/transforms/ingest"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // loadStats counts what loadDocs read and rejected.
@@ -31,7 +30,7 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 	byID := map[string]examples.Doc{}
 	addDoc := func(d schemas.Document) {
 		if _, dup := byID[d.DocID]; dup {
-			dead(schemas.DeadLetter{Reason: ingest.ReasonDuplicateDocID})
+			dead(schemas.DeadLetter{Reason: corpus.ReasonDuplicateDocID})
 			return
 		}
 		sents, _, dl := corpus.Split(d, opts)
@@ -48,13 +47,13 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 		byID[d.DocID] = doc
 	}
 	for _, pattern := range patterns {
-		files, err := parquetio.Glob(ctx, pattern)
+		files, err := storage.Glob(ctx, pattern)
 		if err != nil {
 			return nil, st, err
 		}
 		for _, name := range files {
 			st.Files++
-			if _, err := ingest.ReadCorpusFile(ctx, name, opts, addDoc, dead); err != nil {
+			if _, err := corpus.ReadFile(ctx, name, opts, addDoc, dead); err != nil {
 				return nil, st, err
 			}
 		}

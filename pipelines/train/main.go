@@ -31,10 +31,10 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 const usage = `
@@ -168,9 +168,9 @@ func main() {
 	// the output, so --resume finds its checkpoints after a restart on the
 	// same machine) and copied up at the end.
 	dest := *output
-	if remote.IsRemote(dest) {
+	if storage.IsRemote(dest) {
 		h := sha256.Sum256([]byte(dest))
-		*output = filepath.Join(remote.CacheRoot(), fmt.Sprintf("train-%x", h[:8]))
+		*output = filepath.Join(storage.CacheRoot(), fmt.Sprintf("train-%x", h[:8]))
 		if err := os.MkdirAll(*output, 0o755); err != nil {
 			jobrun.Fail(err)
 		}
@@ -204,7 +204,7 @@ func main() {
 	}
 	// The reference contexts (a fixed sample of training contexts, for the
 	// zref reading of Eq. 4) go with whatever models are trained.
-	if err := hv.SaveReference(*output, examples.ReferenceContexts(trainDocs, *refContexts, 2, int64(*seed)+11)); err != nil {
+	if err := method.SaveReference(*output, examples.ReferenceContexts(trainDocs, *refContexts, 2, int64(*seed)+11)); err != nil {
 		jobrun.Fail(err)
 	}
 	ranks := newRankSuite(heldDocs, *rankTasks, 2, int64(*seed)+7)
@@ -229,7 +229,7 @@ func main() {
 		jobrun.Fail(err)
 	}
 	if dest != *output {
-		if err := remote.Upload(ctx, *output, dest); err != nil {
+		if err := storage.Upload(ctx, *output, dest); err != nil {
 			jobrun.Fail(err)
 		}
 	}

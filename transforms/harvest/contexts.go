@@ -11,8 +11,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
@@ -34,8 +35,8 @@ const (
 
 // Config is what every harvest DoFn needs.
 type Config struct {
-	Paths    Paths
-	Settings hv.Settings
+	Paths    resources.Paths
+	Settings method.Settings
 	// Seed drives the random-context ablation and the pair sampler.
 	Seed uint64
 	// BLAS selects the matrix multiply ("go" or "openblas"); see nn.SetBackend.
@@ -43,13 +44,13 @@ type Config struct {
 }
 
 // open loads the worker's resources and selects the matrix multiply.
-func (c Config) open(ctx context.Context) (*Resources, error) {
+func (c Config) open(ctx context.Context) (*resources.Resources, error) {
 	if c.BLAS != "" {
 		if err := nn.SetBackend(c.BLAS); err != nil {
 			return nil, err
 		}
 	}
-	return Open(ctx, c.Paths)
+	return resources.Open(ctx, c.Paths)
 }
 
 // ContextSets builds C_s (schemas.ContextSet) for each retrieval
@@ -64,7 +65,7 @@ func ContextSets(s beam.Scope, cfg Config, retrievals beam.PCollection) (sets, d
 type contextSetFn struct {
 	Cfg Config
 
-	res                                  *Resources
+	res                                  *resources.Resources
 	terms                                []string
 	termIdx                              []int
 	sets, empty, cands, reranked, ctxs   counter.Counter

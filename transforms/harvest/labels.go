@@ -12,8 +12,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
@@ -153,7 +154,7 @@ func (f *joinBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 type labelFn struct {
 	Cfg LabelConfig
 
-	res                    *Resources
+	res                    *resources.Resources
 	settings               string
 	labeled, millis, evals counter.Counter
 	ctxPairs               counter.Counter
@@ -204,8 +205,8 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	e := f.res.Engine
 	if j.Reused {
 		lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
-		row := f.row(j, hv.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
-			Label: hv.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
+		row := f.row(j, method.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
+			Label: method.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
 		row.IndexFingerprint = j.PrevIndex
 		// A copied label is a pair of this version like any other: it
 		// counts in the strata and the histogram, not in pairs_labeled.
@@ -216,7 +217,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 	}
 	a, err := e.Resolve(j.SetA.Contexts, j.SetA.Terms)
 	if err == nil {
-		var b []hv.Cand
+		var b []method.Cand
 		b, err = e.Resolve(j.SetB.Contexts, j.SetB.Terms)
 		if err == nil {
 			lab := e.Label(j.SetA.Text, j.SetB.Text, a, b, f.Cfg.Settings)
@@ -239,7 +240,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schem
 }
 
 // row is the output record of a labeled pair.
-func (f *labelFn) row(j pairJob, lab hv.PairLabel) schemas.LabeledPair {
+func (f *labelFn) row(j pairJob, lab method.PairLabel) schemas.LabeledPair {
 	return schemas.LabeledPair{
 		PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
 		Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab.Label),

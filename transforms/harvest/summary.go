@@ -5,7 +5,7 @@ import (
 	"math"
 	"syscall"
 
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
 // Summary is the summary.json of a harvest, written by bin/harvest and by
@@ -16,13 +16,13 @@ type Summary struct {
 	// describes (their manifests carry the same ID).
 	RunID string `json:"run_id,omitempty"`
 	// Version is the refresh version the harvest belongs to (refresh only).
-	Version          string      `json:"version,omitempty"`
-	Settings         hv.Settings `json:"settings"`
-	Pairs            PairConfig  `json:"pair_sampler"`
-	ModelFingerprint string      `json:"model_fingerprint"`
-	IndexFingerprint string      `json:"index_fingerprint"`
-	Runner           string      `json:"runner"`
-	Seconds          float64     `json:"seconds"`
+	Version          string          `json:"version,omitempty"`
+	Settings         method.Settings `json:"settings"`
+	Pairs            PairConfig      `json:"pair_sampler"`
+	ModelFingerprint string          `json:"model_fingerprint"`
+	IndexFingerprint string          `json:"index_fingerprint"`
+	Runner           string          `json:"runner"`
+	Seconds          float64         `json:"seconds"`
 	// CPUSeconds is the job process's CPU time (user and system), which
 	// holds the workers' when they run in the process (Prism's loopback).
 	CPUSeconds float64 `json:"cpu_seconds"`
@@ -68,7 +68,7 @@ type HistogramBin struct {
 
 // Summarize builds the summary of a harvest from its counters (as
 // "namespace/name"), its settings and provenance, and its wall time.
-func Summarize(c map[string]int64, st hv.Settings, pc PairConfig, modelFP, indexFP, runner string, seconds, cpu float64) Summary {
+func Summarize(c map[string]int64, st method.Settings, pc PairConfig, modelFP, indexFP, runner string, seconds, cpu float64) Summary {
 	s := Summary{Settings: st, Pairs: pc, ModelFingerprint: modelFP, IndexFingerprint: indexFP,
 		Runner: runner, Seconds: seconds, CPUSeconds: cpu,
 		SentencesKept: c["harvest/sentences_kept"], SentencesShort: c["harvest/sentences_too_short"],

@@ -15,9 +15,9 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
-	"github.com/ctxsim/ctxsim/transforms/remote"
 )
 
 func init() {
@@ -68,45 +68,10 @@ func Build(s beam.Scope, cfg BuildConfig, chunks beam.PCollection) (meta, dead b
 	return meta, dead
 }
 
-// Open opens the index in dir, local or remote; a remote index is first
-// fetched into the local cache (see remote.Fetch).
-func Open(ctx context.Context, dir string) (*retrieval.Index, error) {
-	local, err := remote.Fetch(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", dir, err)
-	}
-	return retrieval.Open(local)
-}
-
-// ReadMeta reads the metadata of the index in dir, local or remote, without
-// fetching the index.
-func ReadMeta(ctx context.Context, dir string) (retrieval.Meta, error) {
-	if !remote.IsRemote(dir) {
-		return retrieval.ReadMeta(dir)
-	}
-	var m retrieval.Meta
-	name := remote.Join(dir, retrieval.MetaFile)
-	ok, err := remote.Exists(ctx, name)
-	if err != nil {
-		return m, err
-	}
-	if !ok {
-		return m, fmt.Errorf("%s is not a complete ctxsim index: %s is missing", dir, retrieval.MetaFile)
-	}
-	b, err := remote.ReadFile(ctx, name)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: corrupt index metadata: %w", dir, err)
-	}
-	return m, nil
-}
-
 // shardBuildDir returns where a shard of dir is built: dir itself when
 // local, else a new local temporary directory (removed by the caller).
 func shardBuildDir(dir string) (string, func(), error) {
-	if !remote.IsRemote(dir) {
+	if !storage.IsRemote(dir) {
 		return dir, func() {}, nil
 	}
 	tmp, err := os.MkdirTemp("", "ctxsim-index-")
@@ -172,7 +137,7 @@ func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks fun
 		return err
 	}
 	name := retrieval.ShardDir(shard, f.NumShards)
-	if err := remote.Publish(ctx, filepath.Join(dir, name), remote.Join(f.Dir, name)); err != nil {
+	if err := storage.Publish(ctx, filepath.Join(dir, name), storage.Join(f.Dir, name)); err != nil {
 		return err
 	}
 	prog.Done()
@@ -194,7 +159,7 @@ type finalizeFn struct {
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*string) bool) (string, error) {
 	opts := retrieval.BuildOptions{Unigrams: f.Unigrams}
-	if !remote.IsRemote(f.Dir) {
+	if !storage.IsRemote(f.Dir) {
 		var s string
 		for shards(&s) {
 			// The shard metadata is re-read from the shards themselves;
@@ -251,7 +216,7 @@ func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.Build
 			return retrieval.Meta{}, err
 		}
 		name := retrieval.ShardDir(i, n)
-		if err := remote.Publish(ctx, filepath.Join(tmp, name), remote.Join(dir, name)); err != nil {
+		if err := storage.Publish(ctx, filepath.Join(tmp, name), storage.Join(dir, name)); err != nil {
 			return retrieval.Meta{}, err
 		}
 	}
@@ -263,12 +228,12 @@ func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.Build
 	for i := range n {
 		keep = append(keep, retrieval.ShardDir(i, n)+"/")
 	}
-	if err := remote.RemoveExcept(ctx, dir, keep); err != nil {
+	if err := storage.RemoveExcept(ctx, dir, keep); err != nil {
 		return m, err
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return m, err
 	}
-	return m, remote.WriteFile(ctx, remote.Join(dir, retrieval.MetaFile), append(b, '\n'))
+	return m, storage.WriteFile(ctx, storage.Join(dir, retrieval.MetaFile), append(b, '\n'))
 }

@@ -55,7 +55,7 @@ type retrieveFn struct {
 }
 
 func (f *retrieveFn) Setup() error {
-	ix, err := Open(context.Background(), f.IndexDir)
+	ix, err := retrieval.OpenAt(context.Background(), f.IndexDir)
 	if err != nil {
 		return err
 	}

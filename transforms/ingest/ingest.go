@@ -14,13 +14,11 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"io"
 	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
@@ -47,9 +45,6 @@ func init() {
 	register.Emitter1[schemas.Sentence]()
 	register.Emitter1[schemas.Chunk]()
 }
-
-// MaxTextFileBytes is the largest plain-text file read as one document.
-const MaxTextFileBytes = 256 << 20
 
 // Result holds the outputs of Ingest.
 type Result struct {
@@ -78,13 +73,6 @@ func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
 	}
 }
 
-// IsJSONL reports whether a file name denotes JSONL (".jsonl", ".ndjson",
-// ".json", optionally followed by ".gz"); other files are plain text.
-func IsJSONL(name string) bool {
-	n := strings.TrimSuffix(strings.ToLower(name), ".gz")
-	return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".ndjson") || strings.HasSuffix(n, ".json")
-}
-
 // readFileFn parses one file into documents and dead letters.
 type readFileFn struct {
 	Opts corpus.Options
@@ -105,7 +93,7 @@ func (f *readFileFn) Setup() {
 
 func (f *readFileFn) ProcessElement(ctx context.Context, name string,
 	emitDoc func(schemas.Document), emitDead func(schemas.DeadLetter)) error {
-	st, err := ReadCorpusFile(ctx, name, f.Opts, func(d schemas.Document) {
+	st, err := corpus.ReadFile(ctx, name, f.Opts, func(d schemas.Document) {
 		f.prog.Add(1)
 		emitDoc(d)
 	}, emitDead)
@@ -123,82 +111,9 @@ func (f *readFileFn) ProcessElement(ctx context.Context, name string,
 	return nil
 }
 
-// FileStats counts what ReadCorpusFile saw in one file. Records =
-// Documents + Dead; a file that could not be read to its end is Failed and
-// gets one more, read_error, dead letter (not counted in Dead).
-type FileStats struct {
-	Records, Documents, Dead, UnknownFields int64
-	Failed                                  bool
-}
-
-// ReadCorpusFile parses one corpus file (local or remote, gzipped or not;
-// JSONL by name, else plain text) into documents and dead letters. It
-// returns an error only when the file's filesystem is unknown; every
-// problem with the file or its records becomes a dead letter.
-func ReadCorpusFile(ctx context.Context, name string, opts corpus.Options,
-	onDoc func(schemas.Document), onDead func(schemas.DeadLetter)) (FileStats, error) {
-	var st FileStats
-	fail := func(line int64, err error) {
-		st.Failed = true
-		onDead(corpus.ReadErrorDeadLetter(name, line, err))
-	}
-	fs, err := filesystem.New(ctx, name)
-	if err != nil {
-		return st, err
-	}
-	defer fs.Close()
-	rc, err := fs.OpenRead(ctx, name)
-	if err != nil {
-		fail(0, err)
-		return st, nil
-	}
-	defer rc.Close()
-	r, err := corpus.Decompress(rc)
-	if err != nil {
-		fail(0, err)
-		return st, nil
-	}
-	if IsJSONL(name) {
-		js, err := corpus.ReadJSONL(r, name, opts, onDoc, onDead)
-		st.Records = js.Lines - js.BlankLines
-		st.Documents = js.Documents
-		st.Dead = js.DeadLetters
-		st.UnknownFields = js.UnknownFields
-		if err != nil {
-			fail(js.Lines, err)
-		}
-		return st, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxTextFileBytes+1))
-	if err != nil {
-		fail(0, err)
-		return st, nil
-	}
-	st.Records = 1
-	if len(data) > MaxTextFileBytes {
-		st.Dead = 1
-		onDead(schemas.DeadLetter{Stage: corpus.Stage, Source: name, Reason: corpus.ReasonLineTooLong,
-			Detail: fmt.Sprintf("text file over %d bytes", MaxTextFileBytes)})
-		return st, nil
-	}
-	doc, dl := corpus.ParseText(data, name, opts)
-	if dl != nil {
-		st.Dead = 1
-		onDead(*dl)
-		return st, nil
-	}
-	st.Documents = 1
-	onDoc(doc)
-	return st, nil
-}
-
 func (f *readFileFn) Teardown() { f.prog.Done() }
 
 func keyByDocID(d schemas.Document) (string, schemas.Document) { return d.DocID, d }
-
-// ReasonDuplicateDocID is the dead-letter reason of a document whose doc_id
-// was already taken by another document of the corpus.
-const ReasonDuplicateDocID = "duplicate_doc_id"
 
 // dedupeFn keeps one document per doc_id: the one read first in file/line
 // order, so the choice is the same on every run.
@@ -223,7 +138,7 @@ func (f *dedupeFn) ProcessElement(ctx context.Context, id string, docs func(*sch
 		f.dups.Inc(ctx, 1)
 		src, line := splitOrigin(dup.Origin)
 		emitDead(schemas.DeadLetter{
-			Stage: corpus.Stage, Source: src, Line: line, Reason: ReasonDuplicateDocID,
+			Stage: corpus.Stage, Source: src, Line: line, Reason: corpus.ReasonDuplicateDocID,
 			Detail: fmt.Sprintf("doc_id %q already read at %s", id, all[0].Origin),
 			Record: id,
 		})

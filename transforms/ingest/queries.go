@@ -9,11 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
 
@@ -46,7 +46,7 @@ type readQueriesFn struct{}
 
 func (f *readQueriesFn) ProcessElement(ctx context.Context, name string,
 	emit func(schemas.Sentence), emitDead func(schemas.DeadLetter)) error {
-	fs, err := filesystem.New(ctx, name)
+	fs, err := storage.New(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxsim/ctxsim/transforms/remote/gcstest"
+	"github.com/ctxsim/ctxsim/storage/gcstest"
 )
 
 func checkLease(t *testing.T, dir string) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 func init() {
@@ -50,7 +50,7 @@ func readTable(t *testing.T, dir string) []schemas.Sentence {
 	}
 	var all []schemas.Sentence
 	for _, f := range files {
-		rows, err := schemas.ReadFile[schemas.Sentence](f)
+		rows, err := storage.ReadParquet[schemas.Sentence](context.Background(), f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +69,8 @@ func TestWriteShardedTable(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("read back %d rows, want %d equal rows", len(got), len(want))
 	}
-	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	var m storage.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, storage.ManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestWriteShardedTable(t *testing.T) {
 		t.Fatalf("manifest %+v", m)
 	}
 	for i, f := range m.Files {
-		if f.Name != FileName(i, 4) || f.Rows == 0 {
+		if f.Name != storage.FileName(i, 4) || f.Rows == 0 {
 			t.Fatalf("manifest file %d: %+v", i, f)
 		}
 	}
@@ -100,7 +100,7 @@ func TestWriteShardedTable(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	wantNames := []string{ManifestName, FileName(0, 2), FileName(1, 2)}
+	wantNames := []string{storage.ManifestName, storage.FileName(0, 2), storage.FileName(1, 2)}
 	if !reflect.DeepEqual(names, wantNames) {
 		t.Fatalf("directory holds %v, want %v", names, wantNames)
 	}
@@ -112,11 +112,11 @@ func TestWriteDeterministicFiles(t *testing.T) {
 	writeTable(t, filepath.Join(tmp, "a"), 3, rows)
 	writeTable(t, filepath.Join(tmp, "b"), 3, rows)
 	for i := 0; i < 3; i++ {
-		a, err := schemas.ReadFile[schemas.Sentence](filepath.Join(tmp, "a", FileName(i, 3)))
+		a, err := storage.ReadParquet[schemas.Sentence](context.Background(), filepath.Join(tmp, "a", storage.FileName(i, 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := schemas.ReadFile[schemas.Sentence](filepath.Join(tmp, "b", FileName(i, 3)))
+		b, err := storage.ReadParquet[schemas.Sentence](context.Background(), filepath.Join(tmp, "b", storage.FileName(i, 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestEmptyInputWritesEmptyShards(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "empty")
 	writeTable(t, dir, 2, nil)
 	for i := 0; i < 2; i++ {
-		rows, err := schemas.ReadFile[schemas.Sentence](filepath.Join(dir, FileName(i, 2)))
+		rows, err := storage.ReadParquet[schemas.Sentence](context.Background(), filepath.Join(dir, storage.FileName(i, 2)))
 		if err != nil || len(rows) != 0 {
 			t.Fatalf("shard %d: %d rows, %v", i, len(rows), err)
 		}

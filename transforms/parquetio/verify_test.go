@@ -4,27 +4,29 @@ import (
 	"encoding/json"
 
 	"context"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
-// readVerified reads a table the way every job does: Glob, then ReadFile
+// readVerified reads a table the way every job does: storage.Glob, then ReadFile
 // on each file.
 func readVerified(dir string) (int, error) {
 	ctx := context.Background()
-	files, err := Glob(ctx, filepath.Join(dir, "*.parquet"))
+	files, err := storage.Glob(ctx, filepath.Join(dir, "*.parquet"))
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, f := range files {
-		if _, err := ReadFile(ctx, f, reflect.TypeOf(schemas.Sentence{}), func(any) error { n++; return nil }); err != nil {
+		if _, err := storage.ReadRows(ctx, f, reflect.TypeOf(schemas.Sentence{}), func(any) error { n++; return nil }); err != nil {
 			return n, err
 		}
 	}
@@ -46,12 +48,12 @@ func wantErr(t *testing.T, err error, parts ...string) {
 func TestManifestRecordsFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t")
 	writeTable(t, dir, 3, sentences(300))
-	m, err := CheckTable(context.Background(), dir)
+	m, err := storage.CheckTable(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.RunID != RunID() || m.Rows != 300 {
-		t.Fatalf("manifest run %q rows %d, want %q 300", m.RunID, m.Rows, RunID())
+	if m.RunID != storage.RunID() || m.Rows != 300 {
+		t.Fatalf("manifest run %q rows %d, want %q 300", m.RunID, m.Rows, storage.RunID())
 	}
 	for _, e := range m.Files {
 		st, err := os.Stat(filepath.Join(dir, e.Name))
@@ -79,7 +81,7 @@ func TestReadersRefuseDamagedTables(t *testing.T) {
 		}
 		return dir
 	}
-	part0, part1 := FileName(0, 2), FileName(1, 2)
+	part0, part1 := storage.FileName(0, 2), storage.FileName(1, 2)
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, dir string)
@@ -88,8 +90,8 @@ func TestReadersRefuseDamagedTables(t *testing.T) {
 		{"deleted part", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, part1)) }, part1},
 		{"extra part", func(t *testing.T, dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, part0))
-			os.WriteFile(filepath.Join(dir, FileName(2, 3)), b, 0o644)
-		}, FileName(2, 3)},
+			os.WriteFile(filepath.Join(dir, storage.FileName(2, 3)), b, 0o644)
+		}, storage.FileName(2, 3)},
 		{"truncated", func(t *testing.T, dir string) {
 			os.Truncate(filepath.Join(dir, part0), 100)
 		}, part0},
@@ -103,7 +105,7 @@ func TestReadersRefuseDamagedTables(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(other, part0))
 			os.WriteFile(filepath.Join(dir, part0), b, 0o644)
 		}, part0},
-		{"no manifest", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ManifestName)) }, "part-0000"},
+		{"no manifest", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, storage.ManifestName)) }, "part-0000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTable(t)
@@ -124,7 +126,8 @@ func TestFinalizeRefusesLostShard(t *testing.T) {
 	ctx := context.Background()
 	f := &finalizeFn{Dir: dir, NumShards: 2, RunID: "r1", Type: beamType()}
 	os.MkdirAll(dir, 0o755)
-	e, err := writeFile(ctx, dir, FileName(0, 2), reflect.TypeOf(schemas.Sentence{}), 0, "r1", func(w writerFunc) error {
+	spec := storage.TableSpec{Dir: dir, NumShards: 2, Type: reflect.TypeOf(schemas.Sentence{}), RunID: "r1"}
+	e, err := spec.WriteShard(ctx, 0, func(w func(any) error) error {
 		return w(sentences(1)[0])
 	})
 	if err != nil {
@@ -132,16 +135,16 @@ func TestFinalizeRefusesLostShard(t *testing.T) {
 	}
 	report := []string{mustJSON(t, e)}
 	_, err = f.ProcessElement(ctx, nil, iter1(report), iter2([]int{0, 1}, []int64{1, 5}))
-	wantErr(t, err, FileName(1, 2), "sent 5 rows", "never reported")
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); !os.IsNotExist(err) {
+	wantErr(t, err, storage.FileName(1, 2), "sent 5 rows", "never reported")
+	if _, err := os.Stat(filepath.Join(dir, storage.ManifestName)); !os.IsNotExist(err) {
 		t.Fatalf("manifest written after a lost shard: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, FileName(1, 2))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, storage.FileName(1, 2))); !os.IsNotExist(err) {
 		t.Fatalf("lost shard became a file: %v", err)
 	}
 	// A shard that wrote fewer rows than it was sent fails too.
 	_, err = f.ProcessElement(ctx, nil, iter1(report), iter2([]int{0}, []int64{2}))
-	wantErr(t, err, FileName(0, 2), "sent 2 rows but wrote 1")
+	wantErr(t, err, storage.FileName(0, 2), "sent 2 rows but wrote 1")
 	// A shard that was sent nothing becomes an empty file.
 	if _, err := f.ProcessElement(ctx, nil, iter1(report), iter2([]int{0}, []int64{1})); err != nil {
 		t.Fatal(err)

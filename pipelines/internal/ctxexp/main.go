@@ -24,16 +24,15 @@ import (
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/examples"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
-	"github.com/ctxsim/ctxsim/transforms/harvest"
-	"github.com/ctxsim/ctxsim/transforms/ingest"
 )
 
 var (
@@ -77,7 +76,7 @@ func loadDocs() []examples.Doc {
 	}
 	byID := map[string]examples.Doc{}
 	opts := corpus.Options{}
-	_, err := ingest.ReadCorpusFile(context.Background(), *corpusPath, opts, func(d schemas.Document) {
+	_, err := corpus.ReadFile(context.Background(), *corpusPath, opts, func(d schemas.Document) {
 		sents, _, _ := corpus.Split(d, opts)
 		doc := examples.Doc{ID: d.DocID}
 		for _, s := range sents {
@@ -264,10 +263,10 @@ func evalSTS(m *contrast.Model, docs []examples.Doc) {
 		p3 := make([]float64, len(pairs))
 		for i, p := range pairs {
 			a, b := scores(p.S1, ref, false), scores(p.S2, ref, false)
-			p1[i] = hv.Similarity(a, b, "pearson")
-			p3[i] = hv.Similarity(a, b, "cosine")
+			p1[i] = method.Similarity(a, b, "pearson")
+			p3[i] = method.Similarity(a, b, "cosine")
 			a, b = scores(p.S1, ref, true), scores(p.S2, ref, true)
-			p2[i] = hv.Similarity(a, b, "pearson")
+			p2[i] = method.Similarity(a, b, "pearson")
 		}
 		report(fmt.Sprintf("Eq4 random %d, cosine", n), p3)
 		report(fmt.Sprintf("Eq4 random %d, pearson", n), p1)
@@ -285,7 +284,7 @@ var hyb func(string, []float64)
 // lexicalVariants reports stemmed TF-IDF and soft cosines that let similar
 // words (by the model's sentence table) match partially.
 func lexicalVariants(m *contrast.Model, pairs []sts.Pair, report func(string, []float64), cos []float64) {
-	st, err := harvest.LoadStore(context.Background(), *chunks)
+	st, err := resources.LoadStore(context.Background(), *chunks)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -421,7 +420,7 @@ func lexicalVariants(m *contrast.Model, pairs []sts.Pair, report func(string, []
 }
 
 func tfidfPreds(pairs []sts.Pair) []float64 {
-	st, err := harvest.LoadStore(context.Background(), *chunks)
+	st, err := resources.LoadStore(context.Background(), *chunks)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -509,7 +508,7 @@ func cosine(a, b []float32) float64 {
 func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float64), centred func([]float32) []float32, refCtx [][]float32) {
 	ctx := context.Background()
 	t0 := time.Now()
-	st, err := harvest.LoadStore(ctx, *chunks)
+	st, err := resources.LoadStore(ctx, *chunks)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -592,9 +591,9 @@ func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float6
 			f.Close()
 		}
 	}
-	e := &hv.Engine{Store: st, Window: m.Cfg.Window} // Candidates and BuildSet only
+	e := &method.Engine{Store: st, Window: m.Cfg.Window} // Candidates and BuildSet only
 	sums := map[int32][]float32{}
-	ctxVec := func(c hv.Cand) []float32 {
+	ctxVec := func(c method.Cand) []float32 {
 		v := make([]float32, m.Dim())
 		for _, k := range append(append([]int32(nil), c.Left...), c.Right...) {
 			s, ok := sums[k]
@@ -610,7 +609,7 @@ func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float6
 		return v
 	}
 	type scored struct {
-		set []hv.Cand
+		set []method.Cand
 	}
 	sets := map[int]map[string]scored{}
 	sizes := []int{}
@@ -632,7 +631,7 @@ func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float6
 			for i := range cands {
 				cands[i].S = m.Score(f, ctxVec(cands[i]))
 			}
-			slices.SortStableFunc(cands, func(a, b hv.Cand) int { return cmp.Compare(b.S, a.S) })
+			slices.SortStableFunc(cands, func(a, b method.Cand) int { return cmp.Compare(b.S, a.S) })
 			for _, n := range sizes {
 				sets[n][s] = scored{e.BuildSet(cands, n, true, 0.5)}
 			}
@@ -685,14 +684,14 @@ func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float6
 					}
 					z(f1, va)
 					z(f2, vb)
-					pred[i] = hv.Similarity(va, vb, "cosine")
+					pred[i] = method.Similarity(va, vb, "cosine")
 				case "within-pearson":
 					na := len(a.set)
-					pa := hv.Similarity(va[:na], vb[:na], "pearson")
-					pb := hv.Similarity(va[na:], vb[na:], "pearson")
+					pa := method.Similarity(va[:na], vb[:na], "pearson")
+					pb := method.Similarity(va[na:], vb[na:], "pearson")
 					pred[i] = (pa + pb) / 2
 				default:
-					pred[i] = hv.Similarity(va, vb, "pearson")
+					pred[i] = method.Similarity(va, vb, "pearson")
 				}
 			}
 			report(fmt.Sprintf("Eq4 retrieved |C_s|=%d %s", n, mode), pred)

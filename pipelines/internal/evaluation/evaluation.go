@@ -22,7 +22,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
@@ -47,8 +47,8 @@ const VariantHelp = `  origin           the settings given (--preset plus overri
 
 // Variant is a named change of the base settings.
 type Variant struct {
-	Name     string      `json:"name"`
-	Settings hv.Settings `json:"settings"`
+	Name     string          `json:"name"`
+	Settings method.Settings `json:"settings"`
 }
 
 // Result is one row of the table: a baseline or a variant.
@@ -78,8 +78,8 @@ type Result struct {
 // Resources are what an evaluation reads: the chunk store with an engine
 // over it, the models, and a search function over the index.
 type Resources struct {
-	Engine *hv.Engine
-	Models *hv.Models
+	Engine *method.Engine
+	Models *method.Models
 	Search func(ctx context.Context, text string, k int) ([]schemas.Hit, error)
 }
 
@@ -87,7 +87,7 @@ type Resources struct {
 type Config struct {
 	// Pairs are the STS pairs to label.
 	Pairs    []sts.Pair
-	Base     hv.Settings
+	Base     method.Settings
 	Variants []Variant
 	// Workers is the number of pairs labeled at once (0: one per CPU).
 	Workers int
@@ -174,14 +174,14 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 					st := v.Settings
 					var va, vb []float64
 					var union, setSize float64
-					var work hv.Stats
+					var work method.Stats
 					if strings.HasPrefix(v.Name, "signal_") {
 						va, vb, work = signal(e, p.S1, p.S2, h1, st)
 						union, setSize = float64(len(va)), float64(len(va))
 					} else {
 						a, ia := e.ContextSet(p.S1, h1[:min(len(h1), st.TopK)], st, pairSeed(cfg.Seed, p.S1))
 						b, ib := e.ContextSet(p.S2, h2[:min(len(h2), st.TopK)], st, pairSeed(cfg.Seed, p.S2))
-						var lw hv.Stats
+						var lw method.Stats
 						va, vb, lw = e.LabelVectors(p.S1, p.S2, a, b, st)
 						union, setSize = float64(len(va)), float64(len(a)+len(b))/2
 						// Work computed for this variant; what it found
@@ -190,13 +190,13 @@ func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
 						work.GenEvals += ib.Work.GenEvals + lw.GenEvals
 						work.CtxPairs += ib.Work.CtxPairs + lw.CtxPairs
 					}
-					var cw hv.Stats
+					var cw method.Stats
 					eq4[vi][i], cw = e.Compare(p.S1, p.S2, va, vb, st.Similarity, st.Lambda)
 					work.GenEvals += cw.GenEvals
 					work.CtxPairs += cw.CtxPairs
 					other[vi][i], _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
 					lexical, embed := e.Parts(p.S1, p.S2)
-					labels[vi][i] = hv.Combine(st, float64(float32(eq4[vi][i])), lexical, embed)
+					labels[vi][i] = method.Combine(st, float64(float32(eq4[vi][i])), lexical, embed)
 					mu.Lock()
 					accs[vi].union += union
 					accs[vi].setSize += setSize
@@ -257,7 +257,7 @@ type baseline struct {
 // stemmed variant, the contrastive model's own sentence-vector cosine when
 // that model is loaded, and the IDF-weighted mean of the coherence model's
 // subword embeddings when that model is loaded.
-func baselines(m *hv.Models, e *hv.Engine) []baseline {
+func baselines(m *method.Models, e *method.Engine) []baseline {
 	tf, stem := e.Lexical(false), e.Lexical(true)
 	out := []baseline{
 		{"tfidf", "unigram TF-IDF cosine, IDF over the corpus chunks", tf.Cosine},
@@ -267,13 +267,13 @@ func baselines(m *hv.Models, e *hv.Engine) []baseline {
 		cos := func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
 		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)", cos},
 			baseline{"ctx_cosine+tfidf_stem", "the hybrid rule over ctx_cosine instead of Eq. 4",
-				func(a, b string) float64 { return hv.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
+				func(a, b string) float64 { return method.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
 	}
 	if m.Disc != nil {
 		emb, dim := m.Disc.SubwordEmbeddings()
 		out = append(out, baseline{"mean_word_vectors", "IDF-weighted mean of the coherence model's subword embeddings",
 			func(a, b string) float64 {
-				return hv.Similarity(tf.MeanWordVector(emb, dim, m.Tok.Encode, a), tf.MeanWordVector(emb, dim, m.Tok.Encode, b), "cosine")
+				return method.Similarity(tf.MeanWordVector(emb, dim, m.Tok.Encode, a), tf.MeanWordVector(emb, dim, m.Tok.Encode, b), "cosine")
 			}})
 	}
 	return out
@@ -281,10 +281,10 @@ func baselines(m *hv.Models, e *hv.Engine) []baseline {
 
 // signal scores both sentences on the first st.SetSize contexts of s1's
 // retrieved chunks and compares the score vectors.
-func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (va, vb []float64, w hv.Stats) {
+func signal(e *method.Engine, s1, s2 string, h1 []schemas.Hit, st method.Settings) (va, vb []float64, w method.Stats) {
 	cands, _ := e.Candidates(h1)
 	cands = cands[:min(len(cands), st.SetSize)]
-	other := append([]hv.Cand(nil), cands...)
+	other := append([]method.Cand(nil), cands...)
 	w = e.Score(s1, cands, st.Lambda)
 	w2 := e.Score(s2, other, st.Lambda)
 	w.GenEvals += w2.GenEvals
@@ -299,10 +299,10 @@ func signal(e *hv.Engine, s1, s2 string, h1 []schemas.Hit, st hv.Settings) (va, 
 // otherSim is the similarity a variant's contexts are also compared with:
 // pearson for zref and cosine, cosine for pearson.
 func otherSim(s string) string {
-	if s == hv.SimilarityPearson {
-		return hv.SimilarityCosine
+	if s == method.SimilarityPearson {
+		return method.SimilarityCosine
 	}
-	return hv.SimilarityPearson
+	return method.SimilarityPearson
 }
 
 func pairSeed(seed uint64, s string) uint64 {
@@ -346,13 +346,13 @@ func argOf(v, name string) (string, bool) {
 }
 
 // MakeVariants turns variant names into settings derived from base.
-func MakeVariants(base hv.Settings, names []string) ([]Variant, error) {
+func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 	var out []Variant
 	for _, n := range names {
 		s := base
 		s.Lambda = copyLambda(base.Lambda)
 		if arg, ok := argOf(n, "lambda"); ok {
-			l, err := hv.ParseLambda(arg)
+			l, err := method.ParseLambda(arg)
 			if err != nil {
 				return nil, fmt.Errorf("--variants: %q: %w", n, err)
 			}
@@ -363,22 +363,22 @@ func MakeVariants(base hv.Settings, names []string) ([]Variant, error) {
 			switch {
 			case n == "origin":
 			case n == "paper":
-				p := hv.Paper()
+				p := method.Paper()
 				s.Lambda, s.RerankBy, s.Similarity, s.Labeler = p.Lambda, p.RerankBy, p.Similarity, p.Labeler
 			case n == "no_disc":
-				delete(s.Lambda, hv.TermDisc)
+				delete(s.Lambda, method.TermDisc)
 			case n == "no_left_right":
-				delete(s.Lambda, hv.TermToLeft)
-				delete(s.Lambda, hv.TermToRight)
+				delete(s.Lambda, method.TermToLeft)
+				delete(s.Lambda, method.TermToRight)
 			case n == "disc_only":
-				s.Lambda = map[string]float64{hv.TermDisc: 1}
+				s.Lambda = map[string]float64{method.TermDisc: 1}
 			case n == "random_contexts":
 				s.RandomContexts = true
 			case n == "no_diversity":
 				s.Diversity = false
 			case n == "pearson" || n == "cosine" || n == "zref":
 				s.Similarity = n
-			case n == hv.LabelerHybrid || n == hv.LabelerEnsemble:
+			case n == method.LabelerHybrid || n == method.LabelerEnsemble:
 				s.Labeler = n
 			case strings.HasPrefix(n, "signal_"):
 				// The early check of the models: S(s1, c) and S(s2, c)

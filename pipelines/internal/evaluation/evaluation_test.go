@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
 func TestSplitVariants(t *testing.T) {
@@ -15,7 +15,7 @@ func TestSplitVariants(t *testing.T) {
 }
 
 func TestMakeVariants(t *testing.T) {
-	base := hv.Defaults()
+	base := method.Defaults()
 	vs, err := MakeVariants(base, []string{"origin", "paper", "lambda(ctx:1,disc:0.5)", "rerank_by(disc)", "set_600",
 		"cosine", "random_contexts", "no_diversity", "signal_30", "ensemble"})
 	if err != nil {
@@ -54,7 +54,7 @@ func TestMakeVariants(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
-	if e := vs[9].Settings; e.Labeler != hv.LabelerEnsemble || e.Similarity != base.Similarity || e.SetSize != base.SetSize {
+	if e := vs[9].Settings; e.Labeler != method.LabelerEnsemble || e.Similarity != base.Similarity || e.SetSize != base.SetSize {
 		t.Fatalf("ensemble %+v", e)
 	}
 }

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // SummaryName is the file that commits a harvest's output directory: it is
@@ -22,11 +21,11 @@ func Uncommit(ctx context.Context, dir string) error {
 		return nil
 	}
 	for _, name := range []string{SummaryName, "report.html"} {
-		p := remote.Join(dir, name)
-		if ok, err := remote.Exists(ctx, p); err != nil {
+		p := storage.Join(dir, name)
+		if ok, err := storage.Exists(ctx, p); err != nil {
 			return err
 		} else if ok {
-			if err := remote.RemoveAll(ctx, p); err != nil {
+			if err := storage.RemoveAll(ctx, p); err != nil {
 				return fmt.Errorf("remove the earlier run's %s: %w", p, err)
 			}
 		}
@@ -44,10 +43,10 @@ func CheckCommitted(ctx context.Context, dir string) error {
 	if parent == "" {
 		parent = "."
 	}
-	summary := remote.Join(parent, SummaryName)
-	b, err := remote.ReadFile(ctx, summary)
+	summary := storage.Join(parent, SummaryName)
+	b, err := storage.ReadFile(ctx, summary)
 	if err != nil {
-		if ok, _ := remote.Exists(ctx, remote.Join(parent, "context_sets/"+parquetio.ManifestName)); ok {
+		if ok, _ := storage.Exists(ctx, storage.Join(parent, "context_sets/"+storage.ManifestName)); ok {
 			return fmt.Errorf("%s: the harvest in %s has no %s: it did not finish (run it again)", dir, parent, SummaryName)
 		}
 		return nil
@@ -61,7 +60,7 @@ func CheckCommitted(ctx context.Context, dir string) error {
 	if sum.RunID == "" {
 		return nil // written before summaries named their run
 	}
-	m, err := parquetio.CheckTable(ctx, dir)
+	m, err := storage.CheckTable(ctx, dir)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,9 @@ func (e *PipelineError) Unwrap() error { return e.err }
 // doFnFailed matches the runner's line naming the DoFn that failed.
 var doFnFailed = regexp.MustCompile(`^DoFn\[[^\]]*Name: ([^\]]+)\] failed:\s*`)
 
-// pipelineError reduces a runner's error to its cause: the text after the
+// NewPipelineError reduces a runner's error to its cause: the text after the
 // last "caused by:", with the failing DoFn's name in short.
-func pipelineError(job string, err error) error {
+func NewPipelineError(job string, err error) error {
 	msg := err.Error()
 	cause := msg
 	if i := strings.LastIndex(cause, "caused by:"); i >= 0 {

@@ -15,7 +15,7 @@ source failed processing data
 	caused by:
 DoFn[UID:6, PID:e13, Name: github.com/ctxsim/ctxsim/transforms/index.buildShardFn] failed:
 index batch: no space left on device`)
-	err := pipelineError("index", runner)
+	err := NewPipelineError("index", runner)
 	if got, want := err.Error(), "index: index.buildShardFn: index batch: no space left on device"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -23,7 +23,7 @@ index batch: no space left on device`)
 	if !errors.As(err, &pe) || pe.Detail != runner.Error() || !errors.Is(err, runner) {
 		t.Fatal("the runner's report is not kept")
 	}
-	if got := pipelineError("x", errors.New("plain")).Error(); got != "x: plain" {
+	if got := NewPipelineError("x", errors.New("plain")).Error(); got != "x: plain" {
 		t.Fatalf("got %q", got)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
 // osExit is os.Exit; tests replace it.
@@ -24,7 +22,6 @@ func Init(usage string) {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	beam.Init()
 	// The runner logs a failed bundle several times over, with its plan;
 	// the job prints the cause itself (Fail), so only --verbose shows them.
 	level := slog.LevelError + 4
@@ -52,7 +49,7 @@ func Fail(err error) {
 // Require fails with a usage error when a required flag is empty.
 func Require(names ...string) {
 	for _, n := range names {
-		if flagValue(n) == "" {
+		if FlagValue(n) == "" {
 			fmt.Fprintf(os.Stderr, "error: --%s is required (see -help)\n", n)
 			osExit(2)
 		}
@@ -70,7 +67,7 @@ func SplitList(v string) []string {
 	return out
 }
 
-func flagValue(name string) string {
+func FlagValue(name string) string {
 	f := flag.Lookup(name)
 	if f == nil {
 		return ""

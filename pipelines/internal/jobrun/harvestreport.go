@@ -6,7 +6,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // Limits on what a harvest report reads back: a large harvest is shown
@@ -22,13 +22,13 @@ const (
 // path.
 func WriteHarvestReport(ctx context.Context, title, dir, chunksGlob string, summary []byte, reuse *report.ReuseInput) (string, error) {
 	in := report.HarvestInput{Title: title, Output: dir, Summary: summary, Reuse: reuse, ShowSets: 3}
-	if err := ScanTable(ctx, remote.Join(dir, "pairs"), func(p schemas.LabeledPair) bool {
+	if err := storage.ScanTable(ctx, storage.Join(dir, "pairs"), func(p schemas.LabeledPair) bool {
 		in.Pairs = append(in.Pairs, p)
 		return len(in.Pairs) < reportPairs
 	}); err != nil {
 		return "", err
 	}
-	if err := ScanTable(ctx, remote.Join(dir, "context_sets"), func(c schemas.ContextSet) bool {
+	if err := storage.ScanTable(ctx, storage.Join(dir, "context_sets"), func(c schemas.ContextSet) bool {
 		in.Sets = append(in.Sets, c)
 		return len(in.Sets) < reportSets
 	}); err != nil {
@@ -47,7 +47,7 @@ func WriteHarvestReport(ctx context.Context, title, dir, chunksGlob string, summ
 	}
 	chunks := map[string]schemas.Chunk{}
 	if len(need) > 0 {
-		if err := ScanGlob(ctx, chunksGlob, func(c schemas.Chunk) bool {
+		if err := storage.ScanGlob(ctx, chunksGlob, func(c schemas.Chunk) bool {
 			if need[c.ID] {
 				chunks[c.ID] = c
 			}
@@ -67,6 +67,6 @@ func WriteHarvestReport(ctx context.Context, title, dir, chunksGlob string, summ
 	if err != nil {
 		return "", err
 	}
-	path := remote.Join(dir, "report.html")
-	return path, remote.WriteFile(ctx, path, r.HTML())
+	path := storage.Join(dir, "report.html")
+	return path, storage.WriteFile(ctx, path, r.HTML())
 }

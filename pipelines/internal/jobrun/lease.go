@@ -10,8 +10,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/lease"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
 
 var takeOver = flag.Bool("take_over", false,
@@ -34,7 +34,7 @@ func Lease(job string, dirs ...string) {
 	}
 	ctx := context.Background()
 	for _, d := range dirs {
-		l, err := lease.Acquire(ctx, d, job, parquetio.RunID(), *takeOver)
+		l, err := lease.Acquire(ctx, d, job, storage.RunID(), *takeOver)
 		if err != nil {
 			Fail(err)
 		}
@@ -60,12 +60,12 @@ func Release() {
 	leases = nil
 }
 
-// abandon makes a failed run commit nothing: no table of the run is
+// Abandon makes a failed run commit nothing: no table of the run is
 // committed from this process from now on, and the manifests it committed
 // before the failure, under every directory it leased, are removed, so
 // that no table it left claims to be complete.
-func abandon(ctx context.Context, job string) {
-	parquetio.Abandon()
+func Abandon(ctx context.Context, job string) {
+	storage.Abandon()
 	leaseMu.Lock()
 	dirs := make([]string, 0, len(leases))
 	for _, l := range leases {
@@ -73,7 +73,7 @@ func abandon(ctx context.Context, job string) {
 	}
 	leaseMu.Unlock()
 	for _, d := range dirs {
-		removed, err := parquetio.RemoveRunManifests(ctx, d, parquetio.RunID())
+		removed, err := storage.RemoveRunManifests(ctx, d, storage.RunID())
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", job, err)
 		}

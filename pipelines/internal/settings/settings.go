@@ -1,6 +1,6 @@
 // Package settings is the one set of method flags that the harvest,
 // refresh and evaluate jobs share: a preset and the overrides of its
-// settings, parsed into scoring/harvest Settings.
+// settings, parsed into scoring/method Settings.
 package settings
 
 import (
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
+	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
 // Flags holds the method flags registered on a flag set.
@@ -24,7 +24,7 @@ type Flags struct {
 func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 	return &Flags{
 		fs: fs,
-		preset: fs.String("preset", defaultPreset, "Settings preset: "+strings.Join(hv.PresetNames(), ", ")+
+		preset: fs.String("preset", defaultPreset, "Settings preset: "+strings.Join(method.PresetNames(), ", ")+
 			" (default: the contrastive scorer with the hybrid labeler at the paper's depth; paper: the paper's four terms and cosine; small and demo are shallower)."),
 		topK:     fs.Int("top_k", 0, "Override: chunks retrieved per sentence."),
 		rerank:   fs.Int("rerank", 0, "Override: contexts kept after ranking every candidate by --rerank_by (R)."),
@@ -40,7 +40,7 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 
 // Settings returns the preset with the overrides applied, validated. Errors
 // name the flag.
-func (f *Flags) Settings() (hv.Settings, error) {
+func (f *Flags) Settings() (method.Settings, error) {
 	// An override left out keeps the preset's value; one given must be
 	// positive (0 is not "the default").
 	given := map[string]bool{}
@@ -50,14 +50,14 @@ func (f *Flags) Settings() (hv.Settings, error) {
 		v    int
 	}{{"top_k", *f.topK}, {"rerank", *f.rerank}, {"set_size", *f.setSize}} {
 		if o.v < 0 || (o.v == 0 && given[o.name]) {
-			return hv.Settings{}, fmt.Errorf("--%s must be at least 1, got %d", o.name, o.v)
+			return method.Settings{}, fmt.Errorf("--%s must be at least 1, got %d", o.name, o.v)
 		}
 	}
-	st, err := hv.Preset(*f.preset)
+	st, err := method.Preset(*f.preset)
 	if err != nil {
 		return st, fmt.Errorf("--preset: %w", err)
 	}
-	st, err = hv.Overrides{TopK: *f.topK, Rerank: *f.rerank, RerankBy: *f.rerankBy, SetSize: *f.setSize,
+	st, err = method.Overrides{TopK: *f.topK, Rerank: *f.rerank, RerankBy: *f.rerankBy, SetSize: *f.setSize,
 		Lambda: *f.lambda, NoDiversity: *f.noDiversity, Similarity: *f.similarity, Labeler: *f.labeler}.Apply(st)
 	if err != nil {
 		return st, fmt.Errorf("settings: %w", err)

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // Pair is one STS pair: the gold score and the two sentences, normalised as
@@ -26,7 +26,7 @@ type Pair struct {
 // further columns are ignored) of the file at path, local or remote. Blank
 // lines are skipped; a malformed line is an error naming it.
 func Read(ctx context.Context, path string) ([]Pair, error) {
-	data, err := remote.ReadFile(ctx, path)
+	data, err := storage.ReadFile(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("sts: %w", err)
 	}

@@ -1,4 +1,4 @@
-// Package harvest is the arithmetic of the method between retrieval and
+// Package method is the arithmetic of the method between retrieval and
 // labels: expanding retrieved chunks into candidate contexts, ranking them
 // by one term (Eq. 1's role), scoring them with Eq. 3 through pluggable
 // scorers (the contrastive context model, the coherence model, the
@@ -6,7 +6,7 @@
 // labelling a pair of sentences with Eq. 4, alone or combined with the
 // lexical similarity. It knows nothing about Beam: transforms call it from
 // DoFns and the evaluate job calls it directly.
-package harvest
+package method
 
 import (
 	"fmt"

@@ -1,11 +1,15 @@
-package parquetio
+package storage
 
 import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/schemas"
 )
 
 func TestRemoveRunManifests(t *testing.T) {
@@ -20,9 +24,9 @@ func TestRemoveRunManifests(t *testing.T) {
 		if table == other {
 			run = "r0"
 		}
-		f := &finalizeFn{Dir: filepath.Join(root, table), NumShards: 1, RunID: run, Type: beamType()}
+		f := TableSpec{Dir: filepath.Join(root, table), NumShards: 1, RunID: run, Type: reflect.TypeOf(schemas.Sentence{})}
 		os.MkdirAll(f.Dir, 0o755)
-		if _, err := f.ProcessElement(ctx, nil, iter1(nil), iter2(nil, nil)); err != nil {
+		if _, err := f.Commit(ctx, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,9 +52,11 @@ func TestAbandonedRunCommitsNothing(t *testing.T) {
 	t.Cleanup(func() { abandoned.Store(false) })
 	dir := filepath.Join(t.TempDir(), "t")
 	os.MkdirAll(dir, 0o755)
-	f := &finalizeFn{Dir: dir, NumShards: 1, RunID: "r1", Type: beamType()}
-	_, err := f.ProcessElement(context.Background(), nil, iter1(nil), iter2(nil, nil))
-	wantErr(t, err, "run has failed")
+	f := TableSpec{Dir: dir, NumShards: 1, RunID: "r1", Type: reflect.TypeOf(schemas.Sentence{})}
+	_, err := f.Commit(context.Background(), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "run has failed") {
+		t.Fatalf("commit after Abandon: %v, want an error saying the run has failed", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, ManifestName)); !os.IsNotExist(err) {
 		t.Fatalf("a failed run committed its table: %v", err)
 	}

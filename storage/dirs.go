@@ -1,6 +1,6 @@
-// Package remote moves directories between a Beam filesystem (gs://) and
-// the local disk, for the state that must live on a local filesystem while
-// it is used: bleve index shards and model files.
+// Directories that must live on a local filesystem while they are used
+// (bleve index shards and model files) move between gs:// and the local
+// disk here.
 //
 // Fetch copies a remote directory into a local cache once per machine and
 // reuses it while the remote listing (names and sizes) is unchanged; Publish
@@ -8,7 +8,7 @@
 // after every other file (an index's metadata, which marks it complete) and
 // removing remote files the local directory no longer has. Local paths pass
 // through both unchanged, so callers need not tell the cases apart.
-package remote
+package storage
 
 import (
 	"context"
@@ -21,10 +21,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs://
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local paths
 )
 
 // IsRemote reports whether path names a remote filesystem (scheme://...).
@@ -54,7 +50,7 @@ type file struct {
 }
 
 // listing returns the files under the remote directory dir, sorted.
-func listing(ctx context.Context, fs filesystem.Interface, dir string) ([]file, error) {
+func listing(ctx context.Context, fs FS, dir string) ([]file, error) {
 	dir = strings.TrimSuffix(dir, "/")
 	names, err := fs.List(ctx, dir+"/**")
 	if err != nil {
@@ -91,7 +87,7 @@ func Fetch(ctx context.Context, dir string) (string, error) {
 	}
 	fetchMu.Lock()
 	defer fetchMu.Unlock()
-	fs, err := filesystem.New(ctx, dir)
+	fs, err := New(ctx, dir)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +135,7 @@ func Fetch(ctx context.Context, dir string) (string, error) {
 	return final, nil
 }
 
-func copyDown(ctx context.Context, fs filesystem.Interface, src, dst string, size int64) error {
+func copyDown(ctx context.Context, fs FS, src, dst string, size int64) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
@@ -210,7 +206,7 @@ func publish(ctx context.Context, local, dst string, prune bool, last []string) 
 		isLast[n] = true
 	}
 	sort.SliceStable(names, func(i, j int) bool { return !isLast[names[i]] && isLast[names[j]] })
-	fs, err := filesystem.New(ctx, dst)
+	fs, err := New(ctx, dst)
 	if err != nil {
 		return err
 	}
@@ -237,27 +233,23 @@ func publish(ctx context.Context, local, dst string, prune bool, last []string) 
 	return nil
 }
 
-func removeOthers(ctx context.Context, fs filesystem.Interface, dst string, keep map[string]bool) error {
+func removeOthers(ctx context.Context, fs FS, dst string, keep map[string]bool) error {
 	have, err := listing(ctx, fs, dst)
 	if err != nil {
 		return err
 	}
-	rm, ok := fs.(filesystem.Remover)
 	for _, f := range have {
 		if keep[f.Name] {
 			continue
 		}
-		if !ok {
-			return fmt.Errorf("%s: the filesystem cannot remove the stale file %s", dst, f.Name)
-		}
-		if err := rm.Remove(ctx, Join(dst, f.Name)); err != nil {
+		if err := fs.Remove(ctx, Join(dst, f.Name)); err != nil {
 			return fmt.Errorf("remove stale %s: %w", Join(dst, f.Name), err)
 		}
 	}
 	return nil
 }
 
-func copyUp(ctx context.Context, fs filesystem.Interface, src, dst string) error {
+func copyUp(ctx context.Context, fs FS, src, dst string) error {
 	r, err := os.Open(src)
 	if err != nil {
 		return err
@@ -282,7 +274,7 @@ func ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if !IsRemote(name) {
 		return os.ReadFile(name)
 	}
-	fs, err := filesystem.New(ctx, name)
+	fs, err := New(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +301,7 @@ func WriteFile(ctx context.Context, name string, data []byte) error {
 		}
 		return os.Rename(tmp, name)
 	}
-	fs, err := filesystem.New(ctx, name)
+	fs, err := New(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -334,7 +326,7 @@ func Exists(ctx context.Context, name string) (bool, error) {
 		}
 		return err == nil, err
 	}
-	fs, err := filesystem.New(ctx, name)
+	fs, err := New(ctx, name)
 	if err != nil {
 		return false, err
 	}
@@ -352,7 +344,7 @@ func RemoveAll(ctx context.Context, dir string) error {
 	if !IsRemote(dir) {
 		return os.RemoveAll(dir)
 	}
-	fs, err := filesystem.New(ctx, dir)
+	fs, err := New(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -389,7 +381,7 @@ func RemoveExcept(ctx context.Context, dir string, keep []string) error {
 		}
 		return nil
 	}
-	fs, err := filesystem.New(ctx, dir)
+	fs, err := New(ctx, dir)
 	if err != nil {
 		return err
 	}

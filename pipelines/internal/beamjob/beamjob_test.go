@@ -1,4 +1,4 @@
-package jobrun
+package beamjob
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
@@ -69,8 +70,8 @@ func (f *countGroupFn) ProcessElement(ctx context.Context, _ int, vs func(*int) 
 // the runner's own report, grouped_values came back as 150 of 300 on every
 // run), and checks that Run's counters are exact on every run.
 func TestRunCounters(t *testing.T) {
-	if !strings.EqualFold(RunnerName(), "prism") {
-		t.Skipf("runner %s", RunnerName())
+	if !strings.EqualFold(jobrun.RunnerName(), "prism") {
+		t.Skipf("runner %s", jobrun.RunnerName())
 	}
 	const n, shards, runs = 300, 4, 5
 	for i := range runs {
@@ -88,7 +89,7 @@ func TestRunCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !loopback() {
-			t.Fatalf("environment_type = %q after a Prism run, want loopback", flagValue("environment_type"))
+			t.Fatalf("environment_type = %q after a Prism run, want loopback", jobrun.FlagValue("environment_type"))
 		}
 		for k, want := range map[string]int64{
 			"jobrun_test/elements": n, "jobrun_test/grouped_values": n, "jobrun_test/groups": shards,
@@ -101,12 +102,12 @@ func TestRunCounters(t *testing.T) {
 }
 
 func TestCountersReplace(t *testing.T) {
-	c := Counters{"a/x": 3, "a/y": 5, "b/only_runner": 13}
-	diff := c.replace(map[string]int64{"a/x": 3, "a/y": 8, "a/z": 0, "a/w": 2})
+	c := jobrun.Counters{"a/x": 3, "a/y": 5, "b/only_runner": 13}
+	diff := c.Replace(map[string]int64{"a/x": 3, "a/y": 8, "a/z": 0, "a/w": 2})
 	if want := "a/w 0→2, a/y 5→8"; diff != want {
 		t.Errorf("diff %q, want %q", diff, want)
 	}
-	want := Counters{"a/x": 3, "a/y": 8, "a/z": 0, "a/w": 2, "b/only_runner": 13}
+	want := jobrun.Counters{"a/x": 3, "a/y": 8, "a/z": 0, "a/w": 2, "b/only_runner": 13}
 	if len(c) != len(want) {
 		t.Fatalf("%v, want %v", c, want)
 	}

@@ -1,12 +1,10 @@
-package parquetio
+package storage
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 )
 
 // abandoned is set once this process's run has failed: a finalize step
@@ -35,15 +33,11 @@ const maxManifestDepth = 5
 // refused by every reader as the remains of a run that did not finish.
 // Tables of other runs are left alone. It returns the manifests removed.
 func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) {
-	fs, err := filesystem.New(ctx, dir)
+	fs, err := New(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer fs.Close()
-	rm, ok := fs.(filesystem.Remover)
-	if !ok {
-		return nil, fmt.Errorf("%s: this file system cannot remove files", dir)
-	}
 	var removed []string
 	pattern := strings.TrimSuffix(dir, "/")
 	for range maxManifestDepth + 1 {
@@ -57,7 +51,7 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 			if err != nil || !ok || m.RunID != run {
 				continue
 			}
-			if err := rm.Remove(ctx, p); err != nil {
+			if err := fs.Remove(ctx, p); err != nil {
 				return removed, fmt.Errorf("remove %s: %w", p, err)
 			}
 			removed = append(removed, p)

@@ -1,4 +1,4 @@
-package remote_test
+package storage_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ctxsim/ctxsim/transforms/remote"
-	"github.com/ctxsim/ctxsim/transforms/remote/gcstest"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/storage/gcstest"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -65,10 +65,10 @@ func TestPublishFetchRoundTrip(t *testing.T) {
 		"old.txt":           "goes away in v2",
 	}
 	writeTree(t, src, v1)
-	if err := remote.Publish(ctx, src, "gs://bkt/ix", "meta.json"); err != nil {
+	if err := storage.Publish(ctx, src, "gs://bkt/ix", "meta.json"); err != nil {
 		t.Fatal(err)
 	}
-	local, err := remote.Fetch(ctx, "gs://bkt/ix")
+	local, err := storage.Fetch(ctx, "gs://bkt/ix")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPublishFetchRoundTrip(t *testing.T) {
 
 	// A second fetch of an unchanged directory reuses the copy.
 	os.WriteFile(filepath.Join(local, "shard-0", "root.bolt"), []byte("touched"), 0o644)
-	again, err := remote.Fetch(ctx, "gs://bkt/ix")
+	again, err := storage.Fetch(ctx, "gs://bkt/ix")
 	if err != nil || again != local {
 		t.Fatalf("refetch: %v, %s vs %s", err, again, local)
 	}
@@ -92,10 +92,10 @@ func TestPublishFetchRoundTrip(t *testing.T) {
 		"shard-0/a/b.zap":   "segment",
 	}
 	writeTree(t, src, v2)
-	if err := remote.Publish(ctx, src, "gs://bkt/ix", "meta.json"); err != nil {
+	if err := storage.Publish(ctx, src, "gs://bkt/ix", "meta.json"); err != nil {
 		t.Fatal(err)
 	}
-	local, err = remote.Fetch(ctx, "gs://bkt/ix")
+	local, err = storage.Fetch(ctx, "gs://bkt/ix")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +105,11 @@ func TestPublishFetchRoundTrip(t *testing.T) {
 func TestFetchErrors(t *testing.T) {
 	gcstest.Start(t, "bkt")
 	t.Setenv("CTXSIM_CACHE_DIR", t.TempDir())
-	if _, err := remote.Fetch(context.Background(), "gs://bkt/nothing-here"); err == nil {
+	if _, err := storage.Fetch(context.Background(), "gs://bkt/nothing-here"); err == nil {
 		t.Fatal("fetching an empty remote directory succeeded")
 	}
 	// Local paths pass through.
-	if got, err := remote.Fetch(context.Background(), "/some/local/dir"); err != nil || got != "/some/local/dir" {
+	if got, err := storage.Fetch(context.Background(), "/some/local/dir"); err != nil || got != "/some/local/dir" {
 		t.Fatalf("local fetch = %q, %v", got, err)
 	}
 }
@@ -118,24 +118,24 @@ func TestSmallFiles(t *testing.T) {
 	gcstest.Start(t, "bkt")
 	ctx := context.Background()
 	for _, name := range []string{"gs://bkt/a/CURRENT.json", filepath.Join(t.TempDir(), "x", "CURRENT.json")} {
-		if ok, err := remote.Exists(ctx, name); err != nil || ok {
+		if ok, err := storage.Exists(ctx, name); err != nil || ok {
 			t.Fatalf("%s exists before writing: %v %v", name, ok, err)
 		}
-		if err := remote.WriteFile(ctx, name, []byte("hello")); err != nil {
+		if err := storage.WriteFile(ctx, name, []byte("hello")); err != nil {
 			t.Fatal(err)
 		}
-		b, err := remote.ReadFile(ctx, name)
+		b, err := storage.ReadFile(ctx, name)
 		if err != nil || string(b) != "hello" {
 			t.Fatalf("%s: read %q, %v", name, b, err)
 		}
-		if ok, err := remote.Exists(ctx, name); err != nil || !ok {
+		if ok, err := storage.Exists(ctx, name); err != nil || !ok {
 			t.Fatalf("%s missing after writing: %v %v", name, ok, err)
 		}
 	}
-	if err := remote.RemoveAll(ctx, "gs://bkt/a"); err != nil {
+	if err := storage.RemoveAll(ctx, "gs://bkt/a"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := remote.Exists(ctx, "gs://bkt/a/CURRENT.json"); ok {
+	if ok, _ := storage.Exists(ctx, "gs://bkt/a/CURRENT.json"); ok {
 		t.Fatal("RemoveAll left a file")
 	}
 }

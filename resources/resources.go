@@ -1,7 +1,8 @@
-// Package harvest holds the Beam transforms of the harvest job and the
-// per-worker resources they share: the chunk store, the models and the
-// index, each opened once per process.
-package harvest
+// Package resources opens what running the method needs, local or gs://:
+// the chunk store, the models and the index, each once per process, so
+// that every worker thread (and every job that builds no pipeline) shares
+// one copy with its caches.
+package resources
 
 import (
 	"context"
@@ -11,24 +12,22 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
-	hv "github.com/ctxsim/ctxsim/scoring/harvest"
-	"github.com/ctxsim/ctxsim/transforms/index"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
-	"github.com/ctxsim/ctxsim/transforms/remote"
+	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // LoadStore reads the chunks table (a glob, local or gs://) into a store.
-func LoadStore(ctx context.Context, pattern string) (*hv.Store, error) {
-	files, err := parquetio.Glob(ctx, pattern)
+func LoadStore(ctx context.Context, pattern string) (*method.Store, error) {
+	files, err := storage.Glob(ctx, pattern)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("chunks: no files match %s", pattern)
 	}
-	st := hv.NewStore()
+	st := method.NewStore()
 	for _, name := range files {
-		if _, err := parquetio.ReadFile(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
+		if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
 			return st.Add(v.(schemas.Chunk))
 		}); err != nil {
 			return nil, fmt.Errorf("chunks: %s: %w", name, err)
@@ -39,18 +38,18 @@ func LoadStore(ctx context.Context, pattern string) (*hv.Store, error) {
 
 // LoadModels loads the models in dir, local or remote (fetched into the
 // local cache first).
-func LoadModels(ctx context.Context, dir string) (*hv.Models, error) {
-	local, err := remote.Fetch(ctx, dir)
+func LoadModels(ctx context.Context, dir string) (*method.Models, error) {
+	local, err := storage.Fetch(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("models %s: %w", dir, err)
 	}
-	return hv.LoadModels(local)
+	return method.LoadModels(local)
 }
 
 // Resources are what a worker needs to run the method.
 type Resources struct {
-	Engine *hv.Engine
-	Models *hv.Models
+	Engine *method.Engine
+	Models *method.Models
 	Index  *retrieval.Index // nil when no index was asked for
 }
 
@@ -101,7 +100,7 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		}
 		r := &Resources{Engine: eng, Models: m}
 		if p.Index != "" {
-			if r.Index, err = index.Open(ctx, p.Index); err != nil {
+			if r.Index, err = retrieval.OpenAt(ctx, p.Index); err != nil {
 				e.err = err
 				return
 			}

@@ -1,4 +1,4 @@
-package harvest
+package method
 
 import (
 	"encoding/json"

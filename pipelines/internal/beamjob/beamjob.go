@@ -1,0 +1,74 @@
+// Package beamjob runs a job's Beam pipeline on the runner named by
+// --runner (prism by default) and reads back its counters.
+package beamjob
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/counter"
+)
+
+// Init parses the command line (jobrun.Init) and initialises Beam, which
+// a binary started as a Beam worker needs before anything else.
+func Init(usage string) {
+	jobrun.Init(usage)
+	beam.Init()
+}
+
+// running is set while Run runs a job: the in-process tally of counters
+// (package counter) is only a job's own when one job runs at a time.
+var running atomic.Int32
+
+// Run runs p and returns its counters. Runners that report no metrics
+// (a Dataflow dry run) give an empty map.
+//
+// When the workers ran in this process (the loopback environment, Prism's
+// default), the counters are the process's own tally (package counter),
+// which is exact there, and not the runner's report, which Prism can
+// undercount; a counter the runner reported differently is named on
+// stderr.
+func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, error) {
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, jobrun.RunnerName())
+	alone := running.Add(1) == 1
+	defer running.Add(-1)
+	if alone {
+		counter.Reset()
+	}
+	res, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		if !jobrun.NotRun() {
+			jobrun.Abandon(ctx, name)
+		}
+		return nil, jobrun.NewPipelineError(name, err)
+	}
+	c := jobrun.Counters{}
+	// A Dataflow dry run, template build or asynchronous submission
+	// returns no result (sometimes as a typed nil pointer).
+	if v := reflect.ValueOf(res); res != nil && !(v.Kind() == reflect.Pointer && v.IsNil()) {
+		for _, r := range res.Metrics().AllMetrics().Counters() {
+			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
+		}
+		if alone && loopback() {
+			if diff := c.Replace(counter.Tally()); diff != "" {
+				fmt.Fprintf(os.Stderr, "%s: the runner reported other counts than the workers in this process; using this process's counts (%s)\n", name, diff)
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
+	return c, nil
+}
+
+// loopback reports whether the job's workers run in this process.
+func loopback() bool {
+	return strings.EqualFold(jobrun.FlagValue("environment_type"), "loopback")
+}
