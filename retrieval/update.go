@@ -2,11 +2,13 @@ package retrieval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -184,4 +186,89 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return w.Close()
+}
+
+// IndexUpdate is the change Update made.
+type IndexUpdate struct {
+	Meta           Meta
+	Added, Removed int
+}
+
+// Update writes into dir (which must not exist) an index of chunks: a copy
+// of the index in parent (a local directory, holding the chunks whose IDs
+// are parentIDs) with the chunks that left the corpus deleted and the new
+// ones added, shard by shard in parallel. With parent empty it builds a new
+// index of numShards shards; otherwise the parent's shard count and
+// analysis are kept. chunking describes how the chunks were cut. Chunk IDs
+// repeated in chunks count once.
+func Update(dir, parent string, parentIDs []string, chunks []schemas.Chunk, numShards int, opts BuildOptions, chunking string) (IndexUpdate, error) {
+	var u IndexUpdate
+	n := numShards
+	if parent != "" {
+		meta, err := ReadMeta(parent)
+		if err != nil {
+			return u, err
+		}
+		n, opts.Unigrams = meta.NumShards, meta.Unigrams
+		if err := CopyDir(parent, dir); err != nil {
+			return u, err
+		}
+	} else {
+		for i := range n {
+			w, err := CreateShard(dir, i, n, opts)
+			if err != nil {
+				return u, err
+			}
+			if _, err := w.Close(); err != nil {
+				return u, err
+			}
+		}
+	}
+	prev := make(map[string]bool, len(parentIDs))
+	for _, id := range parentIDs {
+		prev[id] = true
+	}
+	remove := make([][]string, n)
+	add := make([][]schemas.Chunk, n)
+	cur := make(map[string]bool, len(chunks))
+	for _, c := range chunks {
+		if cur[c.ID] {
+			continue
+		}
+		cur[c.ID] = true
+		if !prev[c.ID] {
+			sh := ShardOf(c.ID, n)
+			add[sh] = append(add[sh], c)
+			u.Added++
+		}
+	}
+	for id := range prev {
+		if !cur[id] {
+			sh := ShardOf(id, n)
+			remove[sh] = append(remove[sh], id)
+			u.Removed++
+		}
+	}
+	sms := make([]ShardMeta, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		sort.Strings(remove[i])
+		sort.Slice(add[i], func(a, b int) bool { return add[i][a].ID < add[i][b].ID })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sms[i], errs[i] = UpdateShard(filepath.Join(dir, ShardDir(i, n)), remove[i], add[i], opts)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return u, err
+	}
+	meta, err := MetaOf(sms, opts, chunking)
+	if err != nil {
+		return u, err
+	}
+	u.Meta = meta
+	return u, WriteMeta(dir, meta)
 }

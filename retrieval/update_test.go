@@ -98,3 +98,43 @@ func TestUpdateEqualsRebuild(t *testing.T) {
 		t.Fatal("adding a chunk twice succeeded")
 	}
 }
+
+// TestUpdateDiffs checks Update's diff of two chunk lists: from a parent
+// index it searches like a rebuild and reports what changed; with no
+// parent it builds the index anew.
+func TestUpdateDiffs(t *testing.T) {
+	all := synthChunks(600, 11)
+	base, final := all[:400], all[50:]
+	opts := BuildOptions{Unigrams: true}
+	rebuilt := buildIndex(t, filepath.Join(t.TempDir(), "rebuilt"), final, 2, opts)
+	defer rebuilt.Close()
+	old := buildIndex(t, filepath.Join(t.TempDir(), "old"), base, 2, opts)
+	oldDir := old.dir
+	old.Close()
+	ids := make([]string, len(base))
+	for i, c := range base {
+		ids[i] = c.ID
+	}
+	// The repeated chunk counts once.
+	withDup := append(append([]schemas.Chunk(nil), final...), final[0])
+	// The shard count of a parent wins over the one asked for.
+	u, err := Update(filepath.Join(t.TempDir(), "updated"), oldDir, ids, withDup, 5, BuildOptions{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Added != 200 || u.Removed != 50 || u.Meta.NumShards != 2 || !u.Meta.Unigrams {
+		t.Fatalf("update %+v, want 200 added, 50 removed, the parent's 2 shards with unigrams", u)
+	}
+	fresh, err := Update(filepath.Join(t.TempDir(), "fresh"), "", nil, final, 2, opts, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Added != len(final) || fresh.Removed != 0 {
+		t.Fatalf("fresh index %+v, want %d added", fresh, len(final))
+	}
+	for _, m := range []Meta{u.Meta, fresh.Meta} {
+		if m.Corpus != rebuilt.Meta.Corpus {
+			t.Fatalf("fingerprint %v, rebuilt %v", m.Corpus, rebuilt.Meta.Corpus)
+		}
+	}
+}

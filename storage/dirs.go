@@ -188,7 +188,8 @@ func publish(ctx context.Context, local, dst string, prune bool, last []string) 
 	}
 	var names []string
 	err := filepath.WalkDir(local, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		// A fetched copy's marker is this machine's, not the directory's.
+		if err != nil || d.IsDir() || d.Name() == markerName {
 			return err
 		}
 		rel, err := filepath.Rel(local, p)

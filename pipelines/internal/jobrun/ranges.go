@@ -48,11 +48,19 @@ func checkRanges(fs *flag.FlagSet, ranges []Range) error {
 }
 
 // CheckNotEmpty fails the job when it produced no rows of what counter
+// counts, unless --allow_empty was given (see NotEmpty).
+func CheckNotEmpty(c Counters, counter, what string) {
+	if err := NotEmpty(c, counter, what); err != nil {
+		Fail(err)
+	}
+}
+
+// NotEmpty returns an error when a job produced no rows of what counter
 // counts, unless --allow_empty was given. what says what is missing and
 // where to look.
-func CheckNotEmpty(c Counters, counter, what string) {
+func NotEmpty(c Counters, counter, what string) error {
 	if len(c) == 0 || c[counter] > 0 || *allowEmpty {
-		return
+		return nil
 	}
-	Fail(fmt.Errorf("%s (%s = 0); give --allow_empty if that is what you mean", what, counter))
+	return fmt.Errorf("%s (%s = 0); give --allow_empty if that is what you mean", what, counter)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
@@ -67,3 +68,63 @@ func (f *Flags) Settings() (method.Settings, error) {
 
 // Preset is the preset named on the command line.
 func (f *Flags) Preset() string { return *f.preset }
+
+// HarvestFlags are the flags of a harvest's whole method, shared by the
+// harvest and refresh jobs: the method flags (Flags) and which sentences
+// are labeled, how pairs are sampled, the seed and the matrix multiply.
+type HarvestFlags struct {
+	*Flags
+	sample, sampleFrom *float64
+	minWords           *int
+	quota              *string
+	neighbours         *int
+	seed               *uint64
+	blas               *string
+}
+
+// Harvest is what HarvestFlags parse into.
+type Harvest struct {
+	Method method.Settings
+	// Sample is the fraction of corpus sentences labeled: those whose ID
+	// hash, as a fraction, lies in [SampleFrom, SampleFrom+Sample).
+	Sample, SampleFrom float64
+	MinWords           int
+	// Quota is the pairs each sentence owns per stratum, as
+	// "near:1,mid:1,far:1,random:1".
+	Quota      string
+	Neighbours int
+	Seed       uint64
+	BLAS       string
+}
+
+// RegisterHarvest adds the harvest flags to fs.
+func RegisterHarvest(fs *flag.FlagSet) *HarvestFlags {
+	return &HarvestFlags{
+		Flags:  Register(fs, "default"),
+		sample: fs.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs."),
+		sampleFrom: fs.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). "+
+			"Runs with windows that do not overlap label disjoint sentences."),
+		minWords:   fs.Int("min_words", 4, "Sentences with fewer words are not labelled."),
+		quota:      fs.String("pair_quota", "near:1,mid:1,far:1,random:1", "Pairs each sentence owns per stratum."),
+		neighbours: fs.Int("pair_neighbours", 200, "Top hits of a sentence that link it to other sentences."),
+		seed:       fs.Uint64("seed", 1, "Seed of the pair sampler and the random-context ablation."),
+		blas:       fs.String("blas", "go", "Matrix multiply: go (batch-invariant, so runs are reproducible bit for bit) or openblas."),
+	}
+}
+
+// Harvest returns the parsed harvest settings, validated (see Settings).
+func (f *HarvestFlags) Harvest() (Harvest, error) {
+	st, err := f.Settings()
+	if err != nil {
+		return Harvest{}, err
+	}
+	return Harvest{Method: st, Sample: *f.sample, SampleFrom: *f.sampleFrom, MinWords: *f.minWords,
+		Quota: *f.quota, Neighbours: *f.neighbours, Seed: *f.seed, BLAS: *f.blas}, nil
+}
+
+// Ranges are the bounds of the numeric harvest flags, for
+// jobrun.CheckRanges.
+func (f *HarvestFlags) Ranges() []jobrun.Range {
+	return []jobrun.Range{{Name: "sample", Lo: 0, Hi: 1, Open: true}, {Name: "sample_from", Lo: 0, Hi: 1 - *f.sample},
+		{Name: "min_words", Lo: 0, Hi: 1000}, {Name: "pair_neighbours", Lo: 1, Hi: 1e6}}
+}

@@ -37,3 +37,27 @@ func TestSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestHarvest(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	f := RegisterHarvest(fs)
+	if err := fs.Parse([]string{"--preset=paper", "--sample=0.25", "--sample_from=0.5", "--pair_quota=near:2", "--seed=7", "--min_words=3"}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.Harvest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Method.Labeler != "origin" || h.Sample != 0.25 || h.SampleFrom != 0.5 || h.Quota != "near:2" ||
+		h.Seed != 7 || h.MinWords != 3 || h.Neighbours != 200 || h.BLAS != "go" {
+		t.Fatalf("%+v", h)
+	}
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	f = RegisterHarvest(fs)
+	if err := fs.Parse([]string{"--similarity=dot"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Harvest(); err == nil || !strings.Contains(err.Error(), "similarity") {
+		t.Fatalf("bad method setting: %v", err)
+	}
+}

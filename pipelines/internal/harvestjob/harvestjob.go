@@ -1,0 +1,274 @@
+// Package harvestjob is bin/harvest: corpus index + models -> labeled
+// sentence pairs (Sun et al., TACL 2022): retrieval -> rerank -> Eq. 3
+// scoring -> diversity-constrained context sets -> pair labels -> Parquet.
+package harvestjob
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
+	"github.com/ctxsim/ctxsim/resources"
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+)
+
+const Usage = `
+harvest: corpus index + models -> labeled sentence pairs (Parquet).
+
+For each sampled corpus sentence: retrieve the top --top_k chunks (its own
+chunks excluded), expand them into contexts, keep the --rerank best by the
+coherence model, score those with Eq. 3, and select C_s (--set_size, at most
+one context per chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the
+sentences' retrieval neighbourhoods, stratified by link rank, plus random
+pairs; each is labelled with Eq. 4 over C_s1 + C_s2.
+
+Writes under --output:
+  pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
+  context_sets/   schemas.ContextSet, for audit
+  dead_letters/   sentences without contexts, pairs without context sets
+  summary.json    counts, label histogram, time and model calls per stage,
+                  CPU seconds per labeled pair and the projection to 100M
+  report.html     the labels, their parts and strata, context sets with
+                  their text, and the cost, for a person to read`
+
+// Config is the harvest job's command line.
+type Config struct {
+	// Corpus is the index job's output directory: it sets Index, Chunks
+	// and Sentences where they are empty.
+	Corpus, Index, Chunks, Sentences string
+	Model, Output                    string
+	// Method is the harvest's method, sampling and seed (settings.Harvest).
+	Method settings.Harvest
+	// Shards is the files per Parquet table; Print the labeled pairs
+	// printed after the run (local output only).
+	Shards, Print int
+
+	flags *settings.HarvestFlags
+}
+
+// Register adds the job's flags to fs, bound to c; Resolve reads the
+// method flags after parsing.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Corpus, "corpus", "", "Output directory of the index job: sets --index, --chunks and --sentences.")
+	fs.StringVar(&c.Index, "index", "", "Index directory, local or gs:// (default <corpus>/index).")
+	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob (default <corpus>/chunks/*.parquet).")
+	fs.StringVar(&c.Sentences, "sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
+	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required).")
+	fs.StringVar(&c.Output, "output", "", "Output directory (required).")
+	c.flags = settings.RegisterHarvest(fs)
+	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
+	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
+}
+
+// Resolve parses the method flags into c.Method and fills the corpus
+// paths from Corpus.
+func (c *Config) Resolve() error {
+	if c.flags != nil {
+		h, err := c.flags.Harvest()
+		if err != nil {
+			return err
+		}
+		c.Method = h
+	}
+	if c.Corpus != "" {
+		setDefault(&c.Index, storage.Join(c.Corpus, "index"))
+		setDefault(&c.Chunks, storage.Join(c.Corpus, "chunks/*.parquet"))
+		setDefault(&c.Sentences, storage.Join(c.Corpus, "sentences/*.parquet"))
+	}
+	if c.Index == "" || c.Chunks == "" || c.Sentences == "" {
+		return fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences")
+	}
+	return nil
+}
+
+// Ranges are the bounds of the job's numeric flags.
+func (c *Config) Ranges() []jobrun.Range {
+	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000})
+}
+
+// Run runs the harvest: it checks that the index and the models open,
+// runs the pipeline, and writes the summary and the report (the summary
+// last: it commits the output).
+func Run(ctx context.Context, c Config) error {
+	// The summary commits the run's tables: an earlier run's must not stay
+	// beside tables this run rewrites, should it stop midway.
+	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
+		return err
+	}
+	spec, models, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks)
+	if err != nil {
+		return err
+	}
+	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
+	p, s := beam.NewPipelineWithRoot()
+	sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+	harvest.Harvest(s, spec, sents, nil).Write(s, c.Output, c.Shards)
+	counters, err := beamjob.Run(ctx, "harvest", p)
+	if err != nil || jobrun.NotRun() {
+		return err
+	}
+	fmt.Println("counters:")
+	counters.Print(os.Stdout, "harvest", "retrieve", "parquetio")
+	if err := jobrun.NotEmpty(counters, "harvest/pairs_labeled", "no pair was labeled (see dead_letters and the counters above)"); err != nil {
+		return err
+	}
+	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, models.Fingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
+		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
+	sum.RunID = storage.RunID()
+	b, err := WriteSummary(ctx, c.Output, sum)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.3f CPU seconds and %.0f generative evaluations per pair\n",
+		sum.Labeled, sum.StrataLine(), time.Since(start).Round(time.Second), sum.CPUSecondsPerPair, sum.GenEvalsPerPair)
+	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
+		c.Output, c.Output, c.Output)
+	reportPath, err := jobrun.WriteHarvestReport(ctx, "ctxsim harvest: "+c.Output, c.Output, c.Chunks, b, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("harvest: report in %s\n", reportPath)
+	if c.Print > 0 && !storage.IsRemote(c.Output) {
+		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
+	}
+	return nil
+}
+
+// Prepare checks, before a job starts, that the index and the models
+// open and suit the method (a remote index is checked by its metadata,
+// not fetched), and returns the harvest's spec.
+func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks string) (harvest.Spec, *method.Models, error) {
+	pc, err := PairConfig(h)
+	if err != nil {
+		return harvest.Spec{}, nil, err
+	}
+	indexFP, err := checkIndex(ctx, indexDir)
+	if err != nil {
+		return harvest.Spec{}, nil, err
+	}
+	models, err := resources.LoadModels(ctx, model)
+	if err != nil {
+		return harvest.Spec{}, nil, err
+	}
+	if err := models.Check(h.Method); err != nil {
+		return harvest.Spec{}, nil, err
+	}
+	cfg := harvest.Config{Paths: resources.Paths{Chunks: absGlob(chunks), Models: absGlob(model), Index: absGlob(indexDir)},
+		Settings: h.Method, Seed: h.Seed, BLAS: h.BLAS}
+	return harvest.Spec{
+		LabelConfig: harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP},
+		Pairs:       pc, MinWords: h.MinWords, Sample: h.Sample, SampleFrom: h.SampleFrom,
+	}, models, nil
+}
+
+// PairConfig is the pair sampler of the harvest settings h.
+func PairConfig(h settings.Harvest) (harvest.PairConfig, error) {
+	q, err := harvest.ParseQuota(h.Quota)
+	if err != nil {
+		return harvest.PairConfig{}, err
+	}
+	pc := harvest.DefaultPairConfig()
+	pc.Seed, pc.Quota, pc.Neighbours = h.Seed, q, h.Neighbours
+	return pc, nil
+}
+
+// WriteSummary writes dir/summary.json and returns its bytes.
+func WriteSummary(ctx context.Context, dir string, sum harvest.Summary) ([]byte, error) {
+	b, _ := json.MarshalIndent(sum, "", "  ")
+	return b, storage.WriteFile(ctx, storage.Join(dir, jobrun.SummaryName), append(b, '\n'))
+}
+
+// printPairs prints n labeled pairs spread over the range of labels: the
+// highest, the lowest, and the quantiles between (with 5, the quartiles).
+func printPairs(ctx context.Context, dir string, n int) error {
+	ps, err := storage.ReadTable[schemas.LabeledPair](ctx, dir)
+	if err != nil {
+		return err
+	}
+	if len(ps) == 0 {
+		fmt.Println("no pairs were labeled")
+		return nil
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].Label != ps[j].Label {
+			return ps[i].Label > ps[j].Label
+		}
+		return ps[i].PairID < ps[j].PairID
+	})
+	n = min(n, len(ps))
+	fmt.Printf("\n%d labeled pairs; %d examples from the highest label to the lowest (quantiles of the label):\n", len(ps), n)
+	for k := range n {
+		i := 0
+		if n > 1 {
+			i = k * (len(ps) - 1) / (n - 1)
+		}
+		p := ps[i]
+		q := 100 * (1 - float64(i)/float64(max(len(ps)-1, 1)))
+		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f, f(s1)·f(s2) %+.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
+			p.Label, q, p.LabelContext, p.LabelLexical, p.LabelEmbed, p.Stratum, p.Split,
+			p.NumContexts, clip(p.Sentence1, 200), clip(p.Sentence2, 200))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
+
+// checkIndex returns the fingerprint of the index in dir after checking
+// that it opens; a remote index is checked by its metadata only, so that
+// submitting a job does not copy the index to the submitting machine.
+func checkIndex(ctx context.Context, dir string) (string, error) {
+	if storage.IsRemote(dir) {
+		m, err := retrieval.ReadMetaAt(ctx, dir)
+		if err != nil {
+			return "", err
+		}
+		return m.ID(), nil
+	}
+	ix, err := retrieval.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer ix.Close()
+	return ix.Meta.ID(), nil
+}
+
+func setDefault(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// absGlob makes a local glob absolute, so workers started elsewhere find
+// it; remote globs are returned as they are.
+func absGlob(g string) string {
+	if strings.Contains(g, "://") {
+		return g
+	}
+	a, err := filepath.Abs(g)
+	if err != nil {
+		return g
+	}
+	return a
+}

@@ -1,0 +1,127 @@
+// Package indexjob is bin/index: it reads a corpus and builds the sharded
+// chunk index plus the sentence, chunk and dead-letter Parquet tables.
+package indexjob
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/index"
+	"github.com/ctxsim/ctxsim/transforms/ingest"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
+)
+
+const Usage = `
+index: corpus -> sharded bigram TF-IDF index + Parquet tables.
+
+Reads JSONL ({"doc_id","source","title","paragraphs"}, gzipped or plain) and
+plain-text files (one document per file, blank line between paragraphs), from
+local paths or gs:// globs. Writes, under --output:
+  sentences/     schemas.Sentence Parquet
+  chunks/        schemas.Chunk Parquet
+  dead_letters/  every rejected record with file, line and reason
+and the index under --index (default --output/index). Any of these may be on
+gs://: index shards are then built in local temporary directories and
+copied up when complete, with the index metadata written last.`
+
+// Config is the index job's command line.
+type Config struct {
+	Input, Output, Index                                                        string
+	Shards, FileShards, ChunkSize, ChunkStride, MaxParagraphBytes, MaxLineBytes int
+	StrictFields, Unigrams                                                      bool
+}
+
+// Register adds the job's flags to fs, bound to c.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus file globs, local or gs:// (required).")
+	fs.StringVar(&c.Output, "output", "", "Directory for the Parquet tables (required).")
+	fs.StringVar(&c.Index, "index", "", "Directory for the index, local or gs:// (default <output>/index).")
+	fs.IntVar(&c.Shards, "shards", 4, "Number of index shards, built in parallel.")
+	fs.IntVar(&c.FileShards, "parquet_shards", 4, "Number of files per Parquet table.")
+	fs.IntVar(&c.ChunkSize, "chunk_size", corpus.DefaultChunkSize, "Sentences per chunk.")
+	fs.IntVar(&c.ChunkStride, "chunk_stride", corpus.DefaultChunkStride, "Sentences between chunk starts.")
+	fs.IntVar(&c.MaxParagraphBytes, "max_paragraph_bytes", corpus.DefaultMaxParagraphBytes, "Longer paragraphs are dead-lettered.")
+	fs.IntVar(&c.MaxLineBytes, "max_line_bytes", corpus.DefaultMaxLineBytes, "Longer JSONL lines are dead-lettered.")
+	fs.BoolVar(&c.StrictFields, "strict_fields", false, "Dead-letter JSONL records with unknown fields instead of ignoring them.")
+	fs.BoolVar(&c.Unigrams, "unigrams", true, "Also index stop-word-free unigrams, searched by queries with few known bigrams.")
+}
+
+// Ranges are the bounds of the job's numeric flags.
+func Ranges() []jobrun.Range {
+	return []jobrun.Range{{Name: "shards", Lo: 1, Hi: 256}, {Name: "parquet_shards", Lo: 1, Hi: 1000},
+		{Name: "chunk_size", Lo: 1, Hi: 1000}, {Name: "chunk_stride", Lo: 1, Hi: 1000}}
+}
+
+// Run ingests the corpus, builds the index and writes the tables.
+func Run(ctx context.Context, c Config) error {
+	opts := corpus.Options{
+		ChunkSize: c.ChunkSize, ChunkStride: c.ChunkStride,
+		MaxParagraphBytes: c.MaxParagraphBytes, MaxLineBytes: c.MaxLineBytes, StrictFields: c.StrictFields,
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	dir := c.Index
+	if dir == "" {
+		dir = storage.Join(c.Output, "index")
+	}
+	if !storage.IsRemote(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		dir = abs
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	in := ingest.Ingest(s, jobrun.SplitList(c.Input), opts)
+	_, idxDead := index.Build(s, index.BuildConfig{
+		Dir: dir, NumShards: c.Shards, Unigrams: c.Unigrams,
+		Chunking: fmt.Sprintf("size=%d,stride=%d", c.ChunkSize, c.ChunkStride),
+	}, in.Chunks)
+	table := func(name string, col beam.PCollection) {
+		parquetio.Write(s, parquetio.Config{Dir: c.Output + "/" + name, NumShards: c.FileShards}, col)
+	}
+	table("sentences", in.Sentences)
+	table("chunks", in.Chunks)
+	table("dead_letters", beam.Flatten(s, in.Dead, idxDead))
+
+	counters, err := beamjob.Run(ctx, "index", p)
+	if err != nil {
+		return err
+	}
+	if jobrun.NotRun() {
+		// Only built or submitted: say where the job writes.
+		fmt.Printf("index:        %s\nsentences:    %s/sentences\nchunks:       %s/chunks\n", dir, c.Output, c.Output)
+		return nil
+	}
+	fmt.Println("counters:")
+	counters.Print(os.Stdout, "ingest", "index", "parquetio")
+	for _, e := range []error{
+		jobrun.NotEmpty(counters, "ingest/documents_ingested",
+			fmt.Sprintf("no documents in --input=%s: nothing was indexed (dead letters in %s/dead_letters)", c.Input, c.Output)),
+		counters.Reconcile("ingest/records_read", "ingest/documents_parsed", "ingest/records_dead"),
+		counters.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate", "ingest/documents_empty"),
+		counters.Reconcile("ingest/chunks", "index/chunks_indexed", "index/chunks_duplicate"),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	fmt.Printf("index:        %s\n", dir)
+	fmt.Printf("sentences:    %s/sentences\n", c.Output)
+	fmt.Printf("chunks:       %s/chunks\n", c.Output)
+	fmt.Printf("dead letters: %s/dead_letters (%d records)\n", c.Output,
+		counters["ingest/records_dead"]+counters["ingest/files_failed"]+counters["ingest/documents_duplicate"]+
+			counters["ingest/documents_empty"]+counters["ingest/paragraphs_dead"]+counters["index/chunks_duplicate"])
+	return nil
+}

@@ -1,0 +1,69 @@
+package refreshjob
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/harvestjob"
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+)
+
+func config(t *testing.T, args ...string) Config {
+	t.Helper()
+	var c Config
+	fs := flag.NewFlagSet("refresh", flag.ContinueOnError)
+	c.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The method fingerprint decides whether a version's labels can be
+// reused: it must move with every setting that changes labels, and not
+// with the sample window while that stays at its start.
+func TestMethodFingerprint(t *testing.T) {
+	fp := func(args ...string) string {
+		c := config(t, args...)
+		pc, err := harvestjob.PairConfig(c.Method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return methodFingerprint(c.Method, pc, "model-1", corpus.Defaults())
+	}
+	base := fp()
+	if fp("--sample_from=0") != base {
+		t.Error("an explicit --sample_from=0 changed the fingerprint")
+	}
+	for _, args := range [][]string{{"--sample_from=0.5", "--sample=0.5"}, {"--sample=0.5"}, {"--preset=paper"},
+		{"--top_k=7"}, {"--pair_quota=near:2"}, {"--seed=2"}, {"--min_words=2"}} {
+		if fp(args...) == base {
+			t.Errorf("%v left the fingerprint unchanged", args)
+		}
+	}
+	c := config(t)
+	pc, _ := harvestjob.PairConfig(c.Method)
+	if methodFingerprint(c.Method, pc, "model-2", corpus.Defaults()) == base {
+		t.Error("another model left the fingerprint unchanged")
+	}
+}
+
+// A run whose models cannot be loaded fails before it writes a version.
+func TestRunChecksModelsFirst(t *testing.T) {
+	root := t.TempDir()
+	c := config(t, "--input=x.jsonl", "--root="+root, "--model="+filepath.Join(root, "nomodel"))
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "nomodel") {
+		t.Fatalf("missing model: %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("the failed run wrote %v", entries)
+	}
+}

@@ -1,0 +1,79 @@
+package retrievejob
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/indexjob"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	beam.Init()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	os.Exit(m.Run())
+}
+
+func config(t *testing.T, args ...string) Config {
+	t.Helper()
+	var c Config
+	fs := flag.NewFlagSet("retrieve", flag.ContinueOnError)
+	c.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRunRetrievesQueries(t *testing.T) {
+	dir := t.TempDir()
+	var docs []string
+	for i := range 8 {
+		docs = append(docs, fmt.Sprintf(`{"doc_id": "d%d", "paragraphs": ["The river %d floods the valley. Farmers %d move the cattle uphill. The rain stops at night."]}`, i, i, i))
+	}
+	in := filepath.Join(dir, "c.jsonl")
+	os.WriteFile(in, []byte(strings.Join(docs, "\n")+"\n"), 0o644)
+	var ic indexjob.Config
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	ic.Register(fs)
+	fs.Parse([]string{"--input=" + in, "--output=" + filepath.Join(dir, "corpus"), "--shards=1", "--parquet_shards=1"})
+	ctx := context.Background()
+	if err := indexjob.Run(ctx, ic); err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(dir, "q.txt")
+	os.WriteFile(q, []byte("the river floods the valley\nfarmers move the cattle uphill\n"), 0o644)
+	out := filepath.Join(dir, "hits")
+	c := config(t, "--index="+filepath.Join(dir, "corpus/index"), "--queries="+q, "--output="+out, "--k=5", "--parquet_shards=1")
+	if err := Run(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := storage.ReadTable[schemas.Retrieval](ctx, filepath.Join(out, "hits"))
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("%d retrievals (%v), want 2", len(rs), err)
+	}
+	for _, r := range rs {
+		if len(r.Hits) != 5 {
+			t.Errorf("%q: %d hits, want 5", r.Text, len(r.Hits))
+		}
+	}
+
+	both := config(t, "--index=x", "--queries=q", "--sentences=s", "--output="+out)
+	if err := Run(ctx, both); err == nil || !strings.Contains(err.Error(), "exactly one") {
+		t.Fatalf("both inputs given: %v", err)
+	}
+	missing := config(t, "--index="+filepath.Join(dir, "none"), "--queries="+q, "--output="+out)
+	if err := Run(ctx, missing); err == nil || !strings.Contains(err.Error(), "none") {
+		t.Fatalf("missing index: %v", err)
+	}
+}
