@@ -396,7 +396,7 @@ func main() {
 			if tokName != "ctx" {
 				jobrun.Fail(fmt.Errorf("--init=ctx needs --tokens=ctx"))
 			}
-			table, width = models.Ctx.Sent, models.Ctx.Dim()
+			table, width = models.Ctx.SentenceEmbeddings()
 			initSource = "the contrastive model's sentence-encoder embeddings"
 		}
 		if jobrun.FlagSet("dim") && *dim != width {
