@@ -119,6 +119,15 @@ func newModel(cfg Config, vocab *Vocab) (*Model, error) {
 // Dim is the width of the vectors.
 func (m *Model) Dim() int { return m.Cfg.Dim }
 
+// SentenceEmbeddings returns the sentence encoder's embedding table
+// (row-major, one row per vocabulary row) and its width. The table is the
+// model's own: callers must not change it.
+func (m *Model) SentenceEmbeddings() (table []float32, dim int) { return m.Sent, m.Cfg.Dim }
+
+// Vocabulary returns the model's vocabulary. It is the model's own:
+// callers must not change it.
+func (m *Model) Vocabulary() *Vocab { return m.Vocab }
+
 // Scale is 1/τ, the factor from a dot product of unit vectors to a score.
 func (m *Model) Scale() float32 { return float32(1 / m.Cfg.Temperature) }
 

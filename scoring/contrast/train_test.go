@@ -204,3 +204,26 @@ func TestVocab(t *testing.T) {
 		t.Fatalf("stemmed bag %v of %v", r, sv.Words)
 	}
 }
+
+func TestAccessors(t *testing.T) {
+	c := NewVocabCounter(false)
+	for _, s := range []string{"the cat sat", "the dog sat"} {
+		c.Add(s)
+	}
+	v, err := c.Build(3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := toyConfig()
+	m, err := newModel(cfg, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, dim := m.SentenceEmbeddings()
+	if dim != cfg.Dim || len(table) != v.Rows()*dim || &table[0] != &m.Sent[0] {
+		t.Fatalf("SentenceEmbeddings: %d values at width %d, want the sentence table (%d rows of %d)", len(table), dim, v.Rows(), cfg.Dim)
+	}
+	if m.Vocabulary() != v {
+		t.Fatal("Vocabulary is not the model's vocabulary")
+	}
+}

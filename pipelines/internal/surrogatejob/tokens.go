@@ -1,4 +1,4 @@
-package main
+package surrogatejob
 
 import (
 	"crypto/sha256"
@@ -28,9 +28,10 @@ type ctxVocab struct {
 }
 
 func newCtxVocab(m *contrast.Model) *ctxVocab {
-	b, _ := json.Marshal(m.Vocab)
+	v := m.Vocabulary()
+	b, _ := json.Marshal(v)
 	h := sha256.Sum256(b)
-	return &ctxVocab{v: m.Vocab, fp: "ctx-vocab:" + hex.EncodeToString(h[:16])}
+	return &ctxVocab{v: v, fp: "ctx-vocab:" + hex.EncodeToString(h[:16])}
 }
 
 func (c *ctxVocab) Encode(s string) []int32 {

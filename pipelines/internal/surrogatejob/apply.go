@@ -1,4 +1,4 @@
-package main
+package surrogatejob
 
 import (
 	"bufio"
@@ -114,118 +114,154 @@ func pairColumns(first string) (c1, c2 int, header bool) {
 	return 0, 1, false
 }
 
+// applier is the apply mode's state: the trained encoder, the tokens it
+// reads, and where its outputs go.
+type applier struct {
+	c    Config
+	enc  surrogate.Encoder
+	kind string // "mean" or "bilstm"
+	tok  textVocab
+	// dest is --output; work is the local directory written first (dest
+	// itself unless it is remote).
+	dest, work string
+}
+
 // runApply is the apply mode: with --embed, the embedding of every line of
 // a text file (output/embeddings.parquet); with --score, the cosine of
 // every sentence pair of a TSV (output/scores.tsv).
-func runApply(ctx context.Context) error {
-	if *embedPath == "" && *scorePath == "" {
+func runApply(ctx context.Context, c Config) error {
+	if c.Embed == "" && c.Score == "" {
 		return errors.New("--load: give --embed (a file of sentences) or --score (a TSV of sentence pairs)")
 	}
-	if *model == "" || *output == "" {
+	if c.Model == "" || c.Output == "" {
 		return errors.New("--load needs --model (for its tokenizer) and --output")
 	}
 	start := time.Now()
-	models, err := resources.LoadModels(ctx, *model)
+	a, err := newApplier(ctx, c)
 	if err != nil {
-		return fmt.Errorf("--model %s: %w", *model, err)
+		return err
 	}
-	// The surrogate reads the tokens it was trained on: with --tokens=auto,
-	// whichever of the directory's vocabularies it loads with.
-	names := []string{*tokens}
-	if *tokens == "auto" {
+	a.dest, a.work = c.Output, c.Output
+	if storage.IsRemote(a.dest) {
+		if a.work, err = os.MkdirTemp("", "surrogate-apply-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(a.work)
+	}
+	if err := os.MkdirAll(a.work, 0o755); err != nil {
+		return err
+	}
+	if c.Embed != "" {
+		if err := a.embed(ctx); err != nil {
+			return err
+		}
+	}
+	if c.Score != "" {
+		if err := a.score(ctx); err != nil {
+			return err
+		}
+	}
+	if a.dest != a.work {
+		if err := storage.Upload(ctx, a.work, a.dest); err != nil {
+			return fmt.Errorf("upload to %s: %w", a.dest, err)
+		}
+	}
+	fmt.Printf("surrogate: done in %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// newApplier loads the model directory and the trained encoder of --load,
+// with the tokens it was trained on: with --tokens=auto, whichever of the
+// directory's vocabularies it loads with.
+func newApplier(ctx context.Context, c Config) (*applier, error) {
+	models, err := resources.LoadModels(ctx, c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", c.Model, err)
+	}
+	names := []string{c.Tokens}
+	if c.Tokens == "auto" {
 		names = []string{"ctx", "subword"}
 	}
-	var tok textVocab
-	var enc surrogate.Encoder
-	var kind string
 	var errs []error
 	for _, name := range names {
 		t, _, err := chooseTokens(name, models)
 		if err == nil {
-			if enc, kind, err = loadEncoder(ctx, *load, t); err == nil {
-				tok = t
-				break
+			var enc surrogate.Encoder
+			var kind string
+			if enc, kind, err = loadEncoder(ctx, c.Load, t); err == nil {
+				return &applier{c: c, enc: enc, kind: kind, tok: t}, nil
 			}
 		}
 		errs = append(errs, err)
 	}
-	if tok == nil {
-		return errors.Join(errs...)
+	return nil, errors.Join(errs...)
+}
+
+// embed writes the embedding of every line of --embed to
+// work/embeddings.parquet.
+func (a *applier) embed(ctx context.Context) error {
+	path := a.c.Embed
+	lines, numbers, err := readLines(ctx, path)
+	if err != nil {
+		return fmt.Errorf("--embed: %w", err)
 	}
-	dest, work := *output, *output
-	if storage.IsRemote(dest) {
-		if work, err = os.MkdirTemp("", "surrogate-apply-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(work)
-	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	vecs, err := encodeTexts(a.enc, a.tok, lines, func(i int) string { return fmt.Sprintf("%s:%d", path, numbers[i]) })
+	if err != nil {
 		return err
 	}
-	if *embedPath != "" {
-		lines, numbers, err := readLines(ctx, *embedPath)
-		if err != nil {
-			return fmt.Errorf("--embed: %w", err)
-		}
-		vecs, err := encodeTexts(enc, tok, lines, func(i int) string { return fmt.Sprintf("%s:%d", *embedPath, numbers[i]) })
-		if err != nil {
-			return err
-		}
-		rows := make([]schemas.SentenceEmbedding, len(lines))
-		for i := range rows {
-			rows[i] = schemas.SentenceEmbedding{Line: int64(numbers[i]), Sentence: lines[i], Embedding: vecs[i]}
-		}
-		if err := writeParquet(filepath.Join(work, embeddingsFile), rows); err != nil {
-			return err
-		}
-		fmt.Printf("surrogate: %d embeddings (%d wide, %s encoder) in %s\n", len(rows), enc.Dim(), kind, storage.Join(dest, embeddingsFile))
+	rows := make([]schemas.SentenceEmbedding, len(lines))
+	for i := range rows {
+		rows[i] = schemas.SentenceEmbedding{Line: int64(numbers[i]), Sentence: lines[i], Embedding: vecs[i]}
 	}
-	if *scorePath != "" {
-		lines, numbers, err := readLines(ctx, *scorePath)
-		if err != nil {
-			return fmt.Errorf("--score: %w", err)
-		}
-		c1, c2, header := pairColumns(lines[0])
-		if header {
-			lines, numbers = lines[1:], numbers[1:]
-		}
-		if len(lines) == 0 {
-			return fmt.Errorf("--score %s: no sentence pairs after the header", *scorePath)
-		}
-		var a, b []string
-		for i, l := range lines {
-			cols := strings.Split(l, "\t")
-			if len(cols) <= max(c1, c2) {
-				return fmt.Errorf("%s:%d: want two tab-separated sentences, got %d columns", *scorePath, numbers[i], len(cols))
-			}
-			a, b = append(a, cols[c1]), append(b, cols[c2])
-		}
-		where := func(i int) string { return fmt.Sprintf("%s:%d", *scorePath, numbers[i]) }
-		va, err := encodeTexts(enc, tok, a, where)
-		if err != nil {
-			return err
-		}
-		vb, err := encodeTexts(enc, tok, b, where)
-		if err != nil {
-			return err
-		}
-		var sb strings.Builder
-		sb.WriteString("score\ts1\ts2\n")
-		for i := range a {
-			sb.WriteString(strconv.FormatFloat(surrogate.Cosine(va[i], vb[i]), 'g', -1, 64))
-			sb.WriteString("\t" + a[i] + "\t" + b[i] + "\n")
-		}
-		if err := os.WriteFile(filepath.Join(work, scoresFile), []byte(sb.String()), 0o644); err != nil {
-			return err
-		}
-		fmt.Printf("surrogate: %d pair scores (cosine, %s encoder) in %s\n", len(a), kind, storage.Join(dest, scoresFile))
+	if err := writeParquet(filepath.Join(a.work, embeddingsFile), rows); err != nil {
+		return err
 	}
-	if dest != work {
-		if err := storage.Upload(ctx, work, dest); err != nil {
-			return err
-		}
+	fmt.Printf("surrogate: %d embeddings (%d wide, %s encoder) in %s\n", len(rows), a.enc.Dim(), a.kind, storage.Join(a.dest, embeddingsFile))
+	return nil
+}
+
+// score writes the cosine of every sentence pair of --score to
+// work/scores.tsv.
+func (a *applier) score(ctx context.Context) error {
+	path := a.c.Score
+	lines, numbers, err := readLines(ctx, path)
+	if err != nil {
+		return fmt.Errorf("--score: %w", err)
 	}
-	fmt.Printf("surrogate: done in %s\n", time.Since(start).Round(time.Millisecond))
+	c1, c2, header := pairColumns(lines[0])
+	if header {
+		lines, numbers = lines[1:], numbers[1:]
+	}
+	if len(lines) == 0 {
+		return fmt.Errorf("--score %s: no sentence pairs after the header", path)
+	}
+	var s1, s2 []string
+	for i, l := range lines {
+		cols := strings.Split(l, "\t")
+		if len(cols) <= max(c1, c2) {
+			return fmt.Errorf("%s:%d: want two tab-separated sentences, got %d columns", path, numbers[i], len(cols))
+		}
+		s1, s2 = append(s1, cols[c1]), append(s2, cols[c2])
+	}
+	where := func(i int) string { return fmt.Sprintf("%s:%d", path, numbers[i]) }
+	v1, err := encodeTexts(a.enc, a.tok, s1, where)
+	if err != nil {
+		return err
+	}
+	v2, err := encodeTexts(a.enc, a.tok, s2, where)
+	if err != nil {
+		return err
+	}
+	var sb strings.Builder
+	sb.WriteString("score\ts1\ts2\n")
+	for i := range s1 {
+		sb.WriteString(strconv.FormatFloat(surrogate.Cosine(v1[i], v2[i]), 'g', -1, 64))
+		sb.WriteString("\t" + s1[i] + "\t" + s2[i] + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(a.work, scoresFile), []byte(sb.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("surrogate: %d pair scores (cosine, %s encoder) in %s\n", len(s1), a.kind, storage.Join(a.dest, scoresFile))
 	return nil
 }
 

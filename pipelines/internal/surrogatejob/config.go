@@ -1,0 +1,121 @@
+package surrogatejob
+
+import (
+	"errors"
+	"flag"
+
+	"github.com/ctxsim/ctxsim/scoring/surrogate"
+)
+
+// Usage is the job's description, printed by -help above the flags.
+const Usage = `
+surrogate: harvested pairs -> averaged-subword sentence encoders -> STS
+Spearman and EvalRank beside a TF-IDF baseline.
+
+Reads the harvest's pairs table (schemas.LabeledPair), tokenizes the sentences
+with the tokenizer of the harvest's model directory (the pairs' model
+fingerprint must match it), trains one encoder per objective (l2: the paper's
+squared error on cosine; contrastive: InfoNCE on pairs labelled at least
+--threshold; multisim: locality-weighted multi-similarity) on the pairs of
+--split, with the pairs of --dev_split for the learning curve, and saves each
+under --output/<objective>/ (surrogate.json + surrogate.safetensors; with
+--encoder=bilstm, the fine-tuned coherence model as disc.json +
+disc.safetensors). With a list of sizes in --max_pairs, each objective is
+trained at each size, saved as <objective>-<size>/, and the learning curve
+is printed.
+
+With --sts (a TSV with a header and the columns score, s1, s2, as
+stsb-dev.tsv), every encoder, the unigram TF-IDF cosine baseline and the
+untrained encoder (random embeddings, which already reward word overlap)
+are evaluated on the same pairs: Spearman x100 of cosine against the gold scores,
+and EvalRank (MRR, Hits@1, Hits@3) over the file's distinct sentences. The
+TF-IDF IDF is counted over the corpus chunks of --chunks, or over the STS
+sentences themselves when --chunks is not given.
+
+With --origin, the rows of bin/evaluate runs on the same STS pairs (Origin
+and its variants) join the table.
+
+Apply mode: with --load=<output>/<objective>, the job trains nothing. It
+writes the embedding of every line of --embed to
+--output/embeddings.parquet, and the cosine of every pair of --score to
+--output/scores.tsv.
+
+Writes --output/results.json: the data used, each encoder's training curve,
+time and encoding throughput (sentences/s on one core), and the table.`
+
+// Config is the job's command line: one field per flag (Register binds
+// them), and whether --dim and --init were given explicitly.
+type Config struct {
+	Pairs       string
+	Model       string
+	Output      string
+	Objective   string
+	Dim         int
+	Epochs      int
+	BatchSize   int
+	LR          float64
+	Seed        uint64
+	Split       string
+	DevSplit    string
+	MaxPairs    string
+	Threshold   float64
+	TopQuantile float64
+	STS         string
+	Chunks      string
+	STSPairs    int
+	Origin      string
+	Load        string
+	Embed       string
+	Score       string
+	Encoder     string
+	Init        string
+	Tokens      string
+
+	// DimGiven and InitGiven report whether --dim and --init were set on
+	// the command line rather than left at their defaults: an explicit
+	// --dim must match the width of --init's table, and neither applies
+	// to --encoder=bilstm.
+	DimGiven, InitGiven bool
+}
+
+// Register binds each flag of the job to its field of c, with its default
+// and help text.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Pairs, "pairs", "", "Harvested pairs table: comma-separated Parquet globs or directories, local or gs:// (required).")
+	fs.StringVar(&c.Model, "model", "", "The harvest's model directory, local or gs://, for its tokenizer (required).")
+	fs.StringVar(&c.Output, "output", "", "Directory for <objective>/ models and results.json, local or gs:// (required).")
+	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, contrastive, multisim.")
+	fs.IntVar(&c.Dim, "dim", 300, "Width of the token and sentence embeddings.")
+	fs.IntVar(&c.Epochs, "epochs", 5, "Passes over the training pairs.")
+	fs.IntVar(&c.BatchSize, "batch_size", 128, "Pairs per minibatch (contrastive and multisim draw their negatives from the batch).")
+	fs.Float64Var(&c.LR, "lr", 0.001, "Adam learning rate (small label sets train faster at 0.01).")
+	fs.Uint64Var(&c.Seed, "seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")
+	fs.StringVar(&c.Split, "split", "train", "Comma-separated splits of the pairs table to train on.")
+	fs.StringVar(&c.DevSplit, "dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
+	fs.StringVar(&c.MaxPairs, "max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
+	fs.Float64Var(&c.Threshold, "threshold", 0.5, "contrastive and multisim: pairs labelled at least this are positives.")
+	fs.Float64Var(&c.TopQuantile, "top_quantile", 0, "contrastive and multisim: if positive, the top fraction of each batch by label are the positives instead of --threshold.")
+	fs.StringVar(&c.STS, "sts", "", "STS TSV (header; columns score, s1, s2) to evaluate on, local or gs:// (optional).")
+	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")
+	fs.IntVar(&c.STSPairs, "sts_pairs", 0, "Evaluate on N STS pairs spread evenly over the file, as bin/evaluate --pairs=N picks them (0: all).")
+	fs.StringVar(&c.Origin, "origin", "", "Comma-separated bin/evaluate output directories whose Origin rows join the table; their STS pairs must be the ones evaluated here.")
+	fs.StringVar(&c.Load, "load", "", "Apply mode: a trained surrogate directory (<output>/<objective>); with --model and --output, encodes --embed or scores --score instead of training.")
+	fs.StringVar(&c.Embed, "embed", "", "With --load: a text file, one sentence per line; writes <output>/embeddings.parquet (line, sentence, embedding).")
+	fs.StringVar(&c.Score, "score", "", "With --load: a TSV of sentence pairs (columns s1 and s2 under a header, as STS files, else the first two); writes <output>/scores.tsv (score, s1, s2).")
+	fs.StringVar(&c.Encoder, "encoder", "mean", "Encoder: mean (averaged token embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
+	fs.StringVar(&c.Init, "init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings) or ctx (the contrastive model's sentence-encoder embeddings), at their width.")
+	fs.StringVar(&c.Tokens, "tokens", "auto", "Tokens of the mean encoder: subword (the model directory's tokenizer), ctx (the contrastive model's words or stems, the mean weighted by their IDF), or auto (ctx when the directory has a contrastive model).")
+}
+
+// ApplyMode reports whether c asks for the apply mode (--load): encode or
+// score with a trained surrogate instead of training.
+func (c *Config) ApplyMode() bool { return c.Load != "" }
+
+// CheckMode fails when c mixes the modes: --embed and --score belong to
+// the apply mode.
+func (c *Config) CheckMode() error {
+	if !c.ApplyMode() && (c.Embed != "" || c.Score != "") {
+		return errors.New("--embed and --score apply a trained surrogate: name it with --load")
+	}
+	return nil
+}

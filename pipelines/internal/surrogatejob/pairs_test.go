@@ -1,0 +1,75 @@
+package surrogatejob
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/schemas"
+)
+
+func pairIDs(rows []schemas.LabeledPair) []string {
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.PairID+"/"+r.Split)
+	}
+	return ids
+}
+
+func TestDedupAndSplit(t *testing.T) {
+	rows := []schemas.LabeledPair{
+		{PairID: "c", Split: "train"},
+		{PairID: "a", Split: "dev"},
+		{PairID: "b", Split: "train", Label: 0.5},
+		{PairID: "e", Split: "test"},
+		{PairID: "b", Split: "train", Label: -1}, // a duplicate: the first row of b stays
+		{PairID: "d", Split: "extra"},
+		{PairID: "a", Split: "dev"},
+	}
+	rows, dups := dedup(rows)
+	if dups != 2 {
+		t.Errorf("%d duplicates dropped, want 2", dups)
+	}
+	if got, want := pairIDs(rows), []string{"a/dev", "b/train", "c/train", "d/extra", "e/test"}; !slices.Equal(got, want) {
+		t.Fatalf("dedup: %v, want %v", got, want)
+	}
+	if rows[1].Label != 0.5 {
+		t.Errorf("dedup kept the label %v of pair b, want the first row's 0.5", rows[1].Label)
+	}
+
+	train, dev, by := splitPairs(rows, []string{"train", "extra"}, "dev")
+	if got, want := pairIDs(train), []string{"b/train", "c/train", "d/extra"}; !slices.Equal(got, want) {
+		t.Errorf("training pairs %v, want %v", got, want)
+	}
+	if got, want := pairIDs(dev), []string{"a/dev"}; !slices.Equal(got, want) {
+		t.Errorf("dev pairs %v, want %v", got, want)
+	}
+	if len(by) != 4 || by["train"] != 2 || by["dev"] != 1 || by["extra"] != 1 || by["test"] != 1 {
+		t.Errorf("pairs by split %v", by)
+	}
+	if line := splitLine(by); line != "dev 1, extra 1, test 1, train 2" {
+		t.Errorf("splitLine: %q", line)
+	}
+	// No dev split: no dev pairs.
+	if _, dev, _ := splitPairs(rows, []string{"train"}, ""); len(dev) != 0 {
+		t.Errorf("dev pairs without a dev split: %v", pairIDs(dev))
+	}
+}
+
+func TestSizes(t *testing.T) {
+	sizes, err := parseSizes("10, 0,3")
+	if err != nil || !slices.Equal(sizes, []int{10, 0, 3}) {
+		t.Fatalf("parseSizes: %v %v", sizes, err)
+	}
+	for _, bad := range []string{"x", "-1", "", ","} {
+		if _, err := parseSizes(bad); err == nil {
+			t.Errorf("parseSizes(%q) accepted", bad)
+		}
+	}
+	// 0 and sizes beyond the 8 available pairs train on all 8, once.
+	if got := planSizes([]int{10, 0, 3, 8}, 8); !slices.Equal(got, []int{3, 8}) {
+		t.Errorf("planSizes: %v, want [3 8]", got)
+	}
+	if got := sizeLine([]int{3, 8}); got != "3, 8" {
+		t.Errorf("sizeLine: %q", got)
+	}
+}
