@@ -119,6 +119,10 @@ func newModel(cfg Config, vocab *Vocab) (*Model, error) {
 // Dim is the width of the vectors.
 func (m *Model) Dim() int { return m.Cfg.Dim }
 
+// VocabWords is the number of words in the model's vocabulary, besides
+// its hashed buckets.
+func (m *Model) VocabWords() int { return len(m.Vocab.Words) }
+
 // Scale is 1/τ, the factor from a dot product of unit vectors to a score.
 func (m *Model) Scale() float32 { return float32(1 / m.Cfg.Temperature) }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 )
@@ -263,17 +262,15 @@ func baselines(m *method.Models, e *method.Engine) []baseline {
 		{"tfidf", "unigram TF-IDF cosine, IDF over the corpus chunks", tf.Cosine},
 		{"tfidf_stem", "the same over Porter stems", stem.Cosine},
 	}
-	if m.Ctx != nil {
-		cos := func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
+	if cos := m.SentenceCosine(); cos != nil {
 		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)", cos},
 			baseline{"ctx_cosine+tfidf_stem", "the hybrid rule over ctx_cosine instead of Eq. 4",
 				func(a, b string) float64 { return method.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
 	}
-	if m.Disc != nil {
-		emb, dim := m.Disc.SubwordEmbeddings()
+	if emb, dim := m.SubwordEmbeddings(); emb != nil {
 		out = append(out, baseline{"mean_word_vectors", "IDF-weighted mean of the coherence model's subword embeddings",
 			func(a, b string) float64 {
-				return method.Similarity(tf.MeanWordVector(emb, dim, m.Tok.Encode, a), tf.MeanWordVector(emb, dim, m.Tok.Encode, b), "cosine")
+				return method.Similarity(tf.MeanWordVector(emb, dim, m.Encode, a), tf.MeanWordVector(emb, dim, m.Encode, b), "cosine")
 			}})
 	}
 	return out
