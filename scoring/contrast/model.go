@@ -128,6 +128,10 @@ func (m *Model) SentenceEmbeddings() (table []float32, dim int) { return m.Sent,
 // callers must not change it.
 func (m *Model) Vocabulary() *Vocab { return m.Vocab }
 
+// VocabWords is the number of words in the model's vocabulary, besides
+// its hashed buckets.
+func (m *Model) VocabWords() int { return len(m.Vocab.Words) }
+
 // Scale is 1/τ, the factor from a dot product of unit vectors to a score.
 func (m *Model) Scale() float32 { return float32(1 / m.Cfg.Temperature) }
 

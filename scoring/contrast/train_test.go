@@ -114,6 +114,9 @@ func TestTrainLearnsTopics(t *testing.T) {
 	if !(same > other+1) {
 		t.Fatalf("own-topic context scores %.3f, other topic %.3f", same, other)
 	}
+	if n := m.VocabWords(); n == 0 || n != len(m.Vocab.Words) || n+m.Vocab.Buckets != m.Vocab.Rows() {
+		t.Fatalf("VocabWords %d, vocabulary %d words + %d buckets", n, len(m.Vocab.Words), m.Vocab.Buckets)
+	}
 	// Deterministic: the same inputs give the same tables, whatever the
 	// number of threads.
 	m2, _, err := Train(cfg, docs, TrainOptions{Threads: 3})

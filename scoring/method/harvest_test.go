@@ -554,3 +554,29 @@ func TestEnsembleNeedsSentenceVectors(t *testing.T) {
 		t.Fatalf("an unknown labeler: %v", err)
 	}
 }
+
+func TestModelsAccessors(t *testing.T) {
+	m := testModels(t, testChunks(2))
+	a, b := "the cat sat on a mat number 1.", "a dog ran in the park number 2."
+	cos := m.SentenceCosine()
+	if cos == nil {
+		t.Fatal("no sentence cosine with a contrastive model loaded")
+	}
+	if got, want := cos(a, b), float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))); got != want {
+		t.Fatalf("SentenceCosine = %v, want %v", got, want)
+	}
+	table, dim := m.SubwordEmbeddings()
+	if want, wantDim := m.Disc.SubwordEmbeddings(); &table[0] != &want[0] || dim != wantDim {
+		t.Fatal("SubwordEmbeddings is not the coherence model's table")
+	}
+	if got, want := m.Encode(a), m.Tok.Encode(a); !slices.Equal(got, want) {
+		t.Fatalf("Encode = %v, want %v", got, want)
+	}
+	var none Models
+	if none.SentenceCosine() != nil {
+		t.Fatal("a sentence cosine without a contrastive model")
+	}
+	if table, _ := none.SubwordEmbeddings(); table != nil {
+		t.Fatal("subword embeddings without a coherence model")
+	}
+}

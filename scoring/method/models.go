@@ -171,6 +171,29 @@ func LoadModels(dir string) (*Models, error) {
 	return m, nil
 }
 
+// SentenceCosine returns the cosine of the contrastive model's unit
+// sentence vectors f(a) and f(b), or nil when that model is not loaded.
+func (m *Models) SentenceCosine() func(a, b string) float64 {
+	if m.Ctx == nil {
+		return nil
+	}
+	return func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
+}
+
+// SubwordEmbeddings returns the coherence model's subword embedding table
+// (row-major, one row per token ID; callers must not change it) and its
+// width, or a nil table when that model is not loaded.
+func (m *Models) SubwordEmbeddings() (table []float32, dim int) {
+	if m.Disc == nil {
+		return nil, 0
+	}
+	return m.Disc.SubwordEmbeddings()
+}
+
+// Encode returns the token IDs of text under the subword tokenizer, which
+// is loaded with the coherence and infilling models.
+func (m *Models) Encode(text string) []int32 { return m.Tok.Encode(text) }
+
 // Scorers returns a scorer for each loaded model, over the stored chunks.
 func (m *Models) Scorers(st *Store) []Scorer {
 	var out []Scorer

@@ -21,7 +21,6 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 )
@@ -110,133 +109,174 @@ type Output struct {
 
 // Run labels every pair under every variant and computes the baselines.
 func Run(ctx context.Context, cfg Config, res *Resources) (*Output, error) {
-	e := res.Engine
 	for _, v := range cfg.Variants {
-		if err := e.Check(v.Settings); err != nil {
+		if err := res.Engine.Check(v.Settings); err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
 	}
-	pairs := cfg.Pairs
-	out := &Output{Gold: make([]float64, len(pairs))}
-	for i, p := range pairs {
+	out := &Output{Gold: make([]float64, len(cfg.Pairs))}
+	for i, p := range cfg.Pairs {
 		out.Gold[i] = p.Gold
 	}
-	// Baselines.
-	for _, b := range baselines(res.Models, e) {
+	out.addBaselines(res, cfg.Pairs)
+	l := newLabeling(cfg, res)
+	if err := l.run(ctx); err != nil {
+		return nil, err
+	}
+	out.addVariants(cfg.Variants, l)
+	return out, nil
+}
+
+// addBaselines adds a result and a prediction column for each baseline.
+func (o *Output) addBaselines(res *Resources, pairs []sts.Pair) {
+	for _, b := range baselines(res.Models, res.Engine) {
 		pred := make([]float64, len(pairs))
 		for i, p := range pairs {
 			pred[i] = b.sim(p.S1, p.S2)
 		}
-		out.Results = append(out.Results, Result{Name: b.name, Spearman100: 100 * stats.Spearman(pred, out.Gold),
+		o.Results = append(o.Results, Result{Name: b.name, Spearman100: 100 * stats.Spearman(pred, o.Gold),
 			Pairs: len(pairs), Note: b.note})
-		out.Columns = append(out.Columns, b.name)
-		out.Pred = append(out.Pred, pred)
+		o.Columns = append(o.Columns, b.name)
+		o.Pred = append(o.Pred, pred)
 	}
+}
 
+// addVariants adds each variant's result and its two prediction columns
+// (its label and its Eq. 4 value) from a finished labeling.
+func (o *Output) addVariants(vs []Variant, l *labeling) {
+	np := float64(len(o.Gold))
+	for vi, v := range vs {
+		a := l.work[vi]
+		e4 := 100 * stats.Spearman(l.eq4[vi], o.Gold)
+		o4 := 100 * stats.Spearman(l.other[vi], o.Gold)
+		o.Results = append(o.Results, Result{Name: v.Name, Spearman100: 100 * stats.Spearman(l.labels[vi], o.Gold),
+			Labeler: v.Settings.Labeler, Eq4Spearman100: &e4, Eq4OtherSpearman100: &o4,
+			OtherSimilarity: otherSim(v.Settings.Similarity), Pairs: len(o.Gold),
+			MeanContexts: a.union / np, MeanSetSize: a.setSize / np,
+			GenEvalsPair: float64(a.evals) / np, CtxPairsPair: float64(a.ctxPairs) / np,
+			Seconds: a.seconds, Settings: v.Settings})
+		o.Columns = append(o.Columns, v.Name, v.Name+":eq4")
+		o.Pred = append(o.Pred, l.labels[vi], l.eq4[vi])
+	}
+}
+
+// labeling holds every variant's values for every pair, indexed
+// [variant][pair], and each variant's work summed over the pairs.
+type labeling struct {
+	cfg                Config
+	res                *Resources
+	maxK               int
+	labels, eq4, other [][]float64
+
+	mu          sync.Mutex // guards work, done and tick
+	work        []variantWork
+	done        int
+	start, tick time.Time
+}
+
+// variantWork is what one variant's labels took, summed over pairs.
+type variantWork struct {
+	union, setSize  float64
+	evals, ctxPairs int64
+	seconds         float64
+}
+
+func newLabeling(cfg Config, res *Resources) *labeling {
 	maxK := 0
 	for _, v := range cfg.Variants {
 		maxK = max(maxK, v.Settings.TopK)
 	}
-	nv := len(cfg.Variants)
-	labels, eq4, other := grid(nv, len(pairs)), grid(nv, len(pairs)), grid(nv, len(pairs))
-	type acc struct {
-		union, setSize  float64
-		evals, ctxPairs int64
-		seconds         float64
-	}
-	accs := make([]acc, nv)
-	var mu sync.Mutex
-	n := cfg.Workers
+	nv, np := len(cfg.Variants), len(cfg.Pairs)
+	return &labeling{cfg: cfg, res: res, maxK: maxK, labels: grid(nv, np), eq4: grid(nv, np), other: grid(nv, np),
+		work: make([]variantWork, nv)}
+}
+
+// run labels every pair on cfg.Workers goroutines (0: one per CPU).
+func (l *labeling) run(ctx context.Context) error {
+	n := l.cfg.Workers
 	if n <= 0 {
 		n = max(1, runtime.NumCPU())
 	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var firstErr error
-	var done int
-	start, tick := time.Now(), time.Now()
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				p := pairs[i]
-				h1, err1 := res.Search(ctx, p.S1, maxK)
-				h2, err2 := res.Search(ctx, p.S2, maxK)
-				if err := errors.Join(err1, err2); err != nil {
-					mu.Lock()
-					firstErr = errors.Join(firstErr, err)
-					mu.Unlock()
-					continue
-				}
-				for vi, v := range cfg.Variants {
-					t0 := time.Now()
-					st := v.Settings
-					var va, vb []float64
-					var union, setSize float64
-					var work method.Stats
-					if strings.HasPrefix(v.Name, "signal_") {
-						va, vb, work = signal(e, p.S1, p.S2, h1, st)
-						union, setSize = float64(len(va)), float64(len(va))
-					} else {
-						a, ia := e.ContextSet(p.S1, h1[:min(len(h1), st.TopK)], st, pairSeed(cfg.Seed, p.S1))
-						b, ib := e.ContextSet(p.S2, h2[:min(len(h2), st.TopK)], st, pairSeed(cfg.Seed, p.S2))
-						var lw method.Stats
-						va, vb, lw = e.LabelVectors(p.S1, p.S2, a, b, st)
-						union, setSize = float64(len(va)), float64(len(a)+len(b))/2
-						// Work computed for this variant; what it found
-						// cached from earlier variants is not counted.
-						work = ia.Work
-						work.GenEvals += ib.Work.GenEvals + lw.GenEvals
-						work.CtxPairs += ib.Work.CtxPairs + lw.CtxPairs
-					}
-					var cw method.Stats
-					eq4[vi][i], cw = e.Compare(p.S1, p.S2, va, vb, st.Similarity, st.Lambda)
-					work.GenEvals += cw.GenEvals
-					work.CtxPairs += cw.CtxPairs
-					other[vi][i], _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
-					lexical, embed := e.Parts(p.S1, p.S2)
-					labels[vi][i] = method.Combine(st, float64(float32(eq4[vi][i])), lexical, embed)
-					mu.Lock()
-					accs[vi].union += union
-					accs[vi].setSize += setSize
-					accs[vi].evals += work.GenEvals
-					accs[vi].ctxPairs += work.CtxPairs
-					accs[vi].seconds += time.Since(t0).Seconds()
-					mu.Unlock()
-				}
-				mu.Lock()
-				done++
-				if cfg.Progress != nil && time.Since(tick) > 10*time.Second {
-					tick = time.Now()
-					fmt.Fprintf(cfg.Progress, "evaluate: %d/%d pairs (%.0fs)\n", done, len(pairs), time.Since(start).Seconds())
-				}
-				mu.Unlock()
-			}
-		}()
+	l.start, l.tick = time.Now(), time.Now()
+	return parallel(len(l.cfg.Pairs), n, func(i int) error { return l.pair(ctx, i) })
+}
+
+// pair retrieves for both sentences of pair i and labels the pair under
+// every variant.
+func (l *labeling) pair(ctx context.Context, i int) error {
+	p := l.cfg.Pairs[i]
+	h1, err1 := l.res.Search(ctx, p.S1, l.maxK)
+	h2, err2 := l.res.Search(ctx, p.S2, l.maxK)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
 	}
-	for i := range pairs {
-		jobs <- i
+	for vi, v := range l.cfg.Variants {
+		t0 := time.Now()
+		r := labelPair(l.res.Engine, p, h1, h2, v, l.cfg.Seed)
+		l.labels[vi][i], l.eq4[vi][i], l.other[vi][i] = r.label, r.eq4, r.other
+		l.mu.Lock()
+		w := &l.work[vi]
+		w.union += r.union
+		w.setSize += r.setSize
+		w.evals += r.work.GenEvals
+		w.ctxPairs += r.work.CtxPairs
+		w.seconds += time.Since(t0).Seconds()
+		l.mu.Unlock()
 	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	l.progress()
+	return nil
+}
+
+// progress counts a labeled pair and, at most every 10 seconds, writes a
+// line to cfg.Progress.
+func (l *labeling) progress() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done++
+	if l.cfg.Progress != nil && time.Since(l.tick) > 10*time.Second {
+		l.tick = time.Now()
+		fmt.Fprintf(l.cfg.Progress, "evaluate: %d/%d pairs (%.0fs)\n", l.done, len(l.cfg.Pairs), time.Since(l.start).Seconds())
 	}
-	np := float64(len(pairs))
-	for vi, v := range cfg.Variants {
-		e4 := 100 * stats.Spearman(eq4[vi], out.Gold)
-		o4 := 100 * stats.Spearman(other[vi], out.Gold)
-		out.Results = append(out.Results, Result{Name: v.Name, Spearman100: 100 * stats.Spearman(labels[vi], out.Gold),
-			Labeler: v.Settings.Labeler, Eq4Spearman100: &e4, Eq4OtherSpearman100: &o4,
-			OtherSimilarity: otherSim(v.Settings.Similarity), Pairs: len(pairs),
-			MeanContexts: accs[vi].union / np, MeanSetSize: accs[vi].setSize / np,
-			GenEvalsPair: float64(accs[vi].evals) / np, CtxPairsPair: float64(accs[vi].ctxPairs) / np,
-			Seconds: accs[vi].seconds, Settings: v.Settings})
-		out.Columns = append(out.Columns, v.Name, v.Name+":eq4")
-		out.Pred = append(out.Pred, labels[vi], eq4[vi])
+}
+
+// pairLabel is one variant's values for one pair: its label, Eq. 4 under
+// the variant's similarity and under the other one, the sizes of the
+// contexts compared, and the work computed for it.
+type pairLabel struct {
+	label, eq4, other float64
+	union, setSize    float64
+	work              method.Stats
+}
+
+// labelPair labels pair p under variant v from the hits h1 and h2 of its
+// sentences.
+func labelPair(e *method.Engine, p sts.Pair, h1, h2 []schemas.Hit, v Variant, seed uint64) pairLabel {
+	st := v.Settings
+	var r pairLabel
+	var va, vb []float64
+	if strings.HasPrefix(v.Name, "signal_") {
+		va, vb, r.work = signal(e, p.S1, p.S2, h1, st)
+		r.union, r.setSize = float64(len(va)), float64(len(va))
+	} else {
+		a, ia := e.ContextSet(p.S1, h1[:min(len(h1), st.TopK)], st, pairSeed(seed, p.S1))
+		b, ib := e.ContextSet(p.S2, h2[:min(len(h2), st.TopK)], st, pairSeed(seed, p.S2))
+		var lw method.Stats
+		va, vb, lw = e.LabelVectors(p.S1, p.S2, a, b, st)
+		r.union, r.setSize = float64(len(va)), float64(len(a)+len(b))/2
+		// Work computed for this variant; what it found cached from
+		// earlier variants is not counted.
+		r.work = ia.Work
+		r.work.GenEvals += ib.Work.GenEvals + lw.GenEvals
+		r.work.CtxPairs += ib.Work.CtxPairs + lw.CtxPairs
 	}
-	return out, nil
+	var cw method.Stats
+	r.eq4, cw = e.Compare(p.S1, p.S2, va, vb, st.Similarity, st.Lambda)
+	r.work.GenEvals += cw.GenEvals
+	r.work.CtxPairs += cw.CtxPairs
+	r.other, _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
+	lexical, embed := e.Parts(p.S1, p.S2)
+	r.label = method.Combine(st, float64(float32(r.eq4)), lexical, embed)
+	return r
 }
 
 func grid(n, m int) [][]float64 {
@@ -263,17 +303,15 @@ func baselines(m *method.Models, e *method.Engine) []baseline {
 		{"tfidf", "unigram TF-IDF cosine, IDF over the corpus chunks", tf.Cosine},
 		{"tfidf_stem", "the same over Porter stems", stem.Cosine},
 	}
-	if m.Ctx != nil {
-		cos := func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
+	if cos := m.SentenceCosine(); cos != nil {
 		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)", cos},
 			baseline{"ctx_cosine+tfidf_stem", "the hybrid rule over ctx_cosine instead of Eq. 4",
 				func(a, b string) float64 { return method.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
 	}
-	if m.Disc != nil {
-		emb, dim := m.Disc.SubwordEmbeddings()
+	if emb, dim := m.SubwordEmbeddings(); emb != nil {
 		out = append(out, baseline{"mean_word_vectors", "IDF-weighted mean of the coherence model's subword embeddings",
 			func(a, b string) float64 {
-				return method.Similarity(tf.MeanWordVector(emb, dim, m.Tok.Encode, a), tf.MeanWordVector(emb, dim, m.Tok.Encode, b), "cosine")
+				return method.Similarity(tf.MeanWordVector(emb, dim, m.Encode, a), tf.MeanWordVector(emb, dim, m.Encode, b), "cosine")
 			}})
 	}
 	return out

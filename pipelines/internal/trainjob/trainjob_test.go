@@ -1,0 +1,145 @@
+package trainjob
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/retrieval/corpus"
+)
+
+// writeCorpus writes n JSONL documents of three paragraphs into dir and
+// returns the file's path.
+func writeCorpus(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var lines []string
+	for i := range n {
+		var paras []string
+		for p := range 3 {
+			paras = append(paras, fmt.Sprintf(`"Document %d paragraph %d opens here. Mr. Smith met Dr. Jones in the capital %d. They spoke of item %d at length."`,
+				i, p, i*7+p, i*3+p))
+		}
+		lines = append(lines, fmt.Sprintf(`{"doc_id": "d-%03d", "paragraphs": [%s]}`, i, strings.Join(paras, ",")))
+	}
+	path := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRegister(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	c.Register(fs)
+	if c.Preset != "base" || c.Seed != 1 || c.HeldOut != 0.02 || c.Batch != 32 || c.Models != "ctx" ||
+		c.GenDirections != "to_s,to_left,to_right" || c.EvalExamples != 4000 || c.Resume {
+		t.Fatalf("defaults %+v", c)
+	}
+	if err := fs.Parse([]string{"--input=a,b", "--seed=7", "--resume", "--ctx_lr=0.5", "--models=disc"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Input != "a,b" || c.Seed != 7 || !c.Resume || c.CtxLR != 0.5 || c.Models != "disc" {
+		t.Fatalf("parsed %+v", c)
+	}
+}
+
+// testConfig is a small ctx-only run on input into out.
+func testConfig(input, out string) Config {
+	var c Config
+	c.Register(flag.NewFlagSet("train", flag.ContinueOnError))
+	c.Input, c.Output, c.Preset, c.HeldOut, c.CtxBatch, c.RankTasks, c.ReferenceContexts = input, out, "tiny", 0.2, 16, 10, 20
+	return c
+}
+
+func TestRunErrorsNameTheirCause(t *testing.T) {
+	tmp := t.TempDir()
+	input := writeCorpus(t, tmp, 12)
+	missing := filepath.Join(tmp, "missing.jsonl")
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Input = missing }, missing},
+		{func(c *Config) { c.Preset = "huge" }, `unknown preset "huge"`},
+		{func(c *Config) { c.Models = "ctx,big" }, `--models: unknown model "big"`},
+		{func(c *Config) { c.Models = " , " }, "--models: name at least one"},
+		{func(c *Config) { c.GenDirections = "up" }, `--gen_directions: unknown direction "up"`},
+		{func(c *Config) { c.HeldOut = 0 }, "need documents both to train on and to hold out"},
+	} {
+		c := testConfig(input, filepath.Join(tmp, "out"))
+		tc.edit(&c)
+		err := Run(context.Background(), c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one naming %q", err, tc.want)
+		}
+	}
+}
+
+func TestRunTrainsCtx(t *testing.T) {
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "model")
+	if err := Run(context.Background(), testConfig(writeCorpus(t, tmp, 30), out)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ctx.json", "ctx.safetensors", "reference.json", "train-results-ctx.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Fatalf("%s missing: %v", f, err)
+		}
+	}
+	var res struct {
+		Corpus struct{ Documents int }
+		Train  int `json:"train_documents"`
+		Held   int `json:"held_out_documents"`
+		Ctx    struct {
+			Words   int                                  `json:"vocabulary_words"`
+			Ranking map[string]map[string]map[string]any `json:"context_ranking"`
+		} `json:"ctx"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "train-results-ctx.json"))
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Corpus.Documents != 30 || res.Train+res.Held != 30 || res.Held == 0 {
+		t.Fatalf("documents %+v", res)
+	}
+	if res.Ctx.Words == 0 || res.Ctx.Ranking["ctx"]["n20_random"] == nil {
+		t.Fatalf("ctx results %+v", res.Ctx)
+	}
+}
+
+func TestLoadDocs(t *testing.T) {
+	tmp := t.TempDir()
+	path := filepath.Join(tmp, "c.jsonl")
+	data := `{"doc_id": "b", "paragraphs": ["Second doc. It has two sentences."]}
+{"doc_id": "a", "paragraphs": ["First doc here."]}
+{"doc_id": "b", "paragraphs": ["A duplicate."]}
+not json
+{"doc_id": "c", "paragraphs": ["Third doc."]}
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docs, st, err := loadDocs(context.Background(), []string{path}, corpus.Defaults(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || docs[0].ID != "a" || docs[1].ID != "b" || len(docs[1].Sentences) != 2 {
+		t.Fatalf("docs %+v", docs)
+	}
+	if st.Files != 1 || st.Documents != 2 || st.Sentences != 3 || st.Dead != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestRunLoopNeedsABatch(t *testing.T) {
+	_, err := runLoop(loop[int]{name: "disc", exs: []int{1, 2}, steps: 5, batch: 4}, loopOptions{})
+	if err == nil || !strings.Contains(err.Error(), "disc: 2 training examples, fewer than one batch of 4") {
+		t.Fatalf("error %v", err)
+	}
+}
