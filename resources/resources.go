@@ -13,6 +13,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/storage"
 )
 
@@ -108,4 +109,32 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		e.r = r
 	})
 	return e.r, e.err
+}
+
+var (
+	backendMu sync.Mutex
+	backend   string
+)
+
+// UseBackend selects the matrix multiply of this process ("go" or
+// "openblas"; see nn.SetBackend) the first time it is called, before any
+// model runs; later calls must name the same one. Workers of one process
+// share the models, so they cannot use two backends.
+func UseBackend(name string) error {
+	if err := nn.CheckBackend(name); err != nil {
+		return err
+	}
+	backendMu.Lock()
+	defer backendMu.Unlock()
+	switch backend {
+	case name:
+		return nil
+	case "":
+		if err := nn.SetBackend(name); err != nil {
+			return err
+		}
+		backend = name
+		return nil
+	}
+	return fmt.Errorf("this process already multiplies matrices with %s; it cannot switch to %s", backend, name)
 }

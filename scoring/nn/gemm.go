@@ -32,14 +32,21 @@ func Backend() string {
 // builds with cgo and the openblas build tag, an error in any other build)
 // or "go" (the pure-Go kernel, the only choice in other builds). It must not be called while Gemm calls are running.
 func SetBackend(name string) error {
+	if err := CheckBackend(name); err != nil {
+		return err
+	}
+	useGo.Store(name == "go")
+	return nil
+}
+
+// CheckBackend returns an error unless SetBackend(name) would succeed.
+func CheckBackend(name string) error {
 	switch name {
 	case "go":
-		useGo.Store(true)
 	case "openblas":
 		if !haveOpenBLAS {
 			return fmt.Errorf("nn: backend %q needs a build with cgo and -tags openblas", name)
 		}
-		useGo.Store(false)
 	default:
 		return fmt.Errorf("nn: unknown backend %q", name)
 	}

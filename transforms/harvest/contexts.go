@@ -14,7 +14,6 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
-	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
@@ -39,14 +38,15 @@ type Config struct {
 	Settings method.Settings
 	// Seed drives the random-context ablation and the pair sampler.
 	Seed uint64
-	// BLAS selects the matrix multiply ("go" or "openblas"); see nn.SetBackend.
+	// BLAS selects the matrix multiply ("go" or "openblas"); see
+	// resources.UseBackend.
 	BLAS string
 }
 
 // open loads the worker's resources and selects the matrix multiply.
 func (c Config) open(ctx context.Context) (*resources.Resources, error) {
 	if c.BLAS != "" {
-		if err := nn.SetBackend(c.BLAS); err != nil {
+		if err := resources.UseBackend(c.BLAS); err != nil {
 			return nil, err
 		}
 	}

@@ -90,7 +90,7 @@ func Run(ctx context.Context, c Config) error {
 	if c.Method == nil {
 		return errors.New("evaluate: no method settings (Config.Method is nil; see Register)")
 	}
-	if err := nn.SetBackend(c.BLAS); err != nil {
+	if err := resources.UseBackend(c.BLAS); err != nil {
 		return err
 	}
 	base, vs, err := c.variants()
