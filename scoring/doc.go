@@ -13,7 +13,7 @@
 //     Eq. 3;
 //   - bundle: saving and loading a model's config and weights together;
 //   - lexical: word tokenization, Porter stems and TF-IDF;
-//   - harvest: candidates, Eq. 3 through pluggable scorers, C_s, Eq. 4 and
+//   - method: candidates, Eq. 3 through pluggable scorers, C_s, Eq. 4 and
 //     the labelers;
 //   - surrogate: the fast sentence encoders trained on the labels;
 //   - stats: Spearman and Pearson correlations.
