@@ -307,15 +307,7 @@ func WriteFile(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
+	return Write(ctx, fs, name, data)
 }
 
 // Exists reports whether the file name exists, local or remote.

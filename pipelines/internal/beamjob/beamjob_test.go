@@ -2,9 +2,6 @@ package beamjob
 
 import (
 	"context"
-	"flag"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob/beamtest"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
@@ -24,12 +22,7 @@ func init() {
 	register.Iter1[int]()
 }
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	beam.Init()
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { beamtest.Main(m) }
 
 type countFn struct{ seen counter.Counter }
 

@@ -2,13 +2,13 @@ package evaluatejob
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/evaluation"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 )
 
@@ -17,9 +17,7 @@ import (
 func testConfig(t *testing.T, args ...string) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := jobrun.ParseArgs(&c, args...); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -2,7 +2,6 @@ package harvestjob
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +14,7 @@ import (
 func config(t *testing.T, args ...string) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("harvest", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := jobrun.ParseArgs(&c, args...); err != nil {
 		t.Fatal(err)
 	}
 	return c

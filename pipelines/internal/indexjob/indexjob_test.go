@@ -2,35 +2,26 @@ package indexjob
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob/beamtest"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	beam.Init()
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { beamtest.Main(m) }
 
 // defaults returns the configuration the command line gives by default.
 func defaults(t *testing.T, args ...string) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := jobrun.ParseArgs(&c, args...); err != nil {
 		t.Fatal(err)
 	}
 	return c

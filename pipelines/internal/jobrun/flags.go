@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -84,4 +85,19 @@ func FlagSet(name string) bool {
 		}
 	})
 	return set
+}
+
+// Registerer is a job's configuration: it binds its fields to flags.
+type Registerer interface {
+	Register(fs *flag.FlagSet)
+}
+
+// ParseArgs binds c to a new flag set and parses args into it, as the
+// command line would (for tests and for callers that build a job's
+// configuration from arguments).
+func ParseArgs(c Registerer, args ...string) error {
+	fs := flag.NewFlagSet("job", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.Register(fs)
+	return fs.Parse(args)
 }

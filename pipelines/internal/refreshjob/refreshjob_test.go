@@ -2,22 +2,20 @@ package refreshjob
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/harvestjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 )
 
 func config(t *testing.T, args ...string) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("refresh", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := jobrun.ParseArgs(&c, args...); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Resolve(); err != nil {

@@ -2,34 +2,25 @@ package retrievejob
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob/beamtest"
 	"github.com/ctxsim/ctxsim/pipelines/internal/indexjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 )
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	beam.Init()
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { beamtest.Main(m) }
 
 func config(t *testing.T, args ...string) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("retrieve", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := jobrun.ParseArgs(&c, args...); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -44,9 +35,9 @@ func TestRunRetrievesQueries(t *testing.T) {
 	in := filepath.Join(dir, "c.jsonl")
 	os.WriteFile(in, []byte(strings.Join(docs, "\n")+"\n"), 0o644)
 	var ic indexjob.Config
-	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	ic.Register(fs)
-	fs.Parse([]string{"--input=" + in, "--output=" + filepath.Join(dir, "corpus"), "--shards=1", "--parquet_shards=1"})
+	if err := jobrun.ParseArgs(&ic, "--input="+in, "--output="+filepath.Join(dir, "corpus"), "--shards=1", "--parquet_shards=1"); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	if err := indexjob.Run(ctx, ic); err != nil {
 		t.Fatal(err)

@@ -6,15 +6,15 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 )
 
 // defaults returns the configuration of a command line that sets no flag.
 func defaults(t *testing.T) Config {
 	t.Helper()
 	var c Config
-	fs := flag.NewFlagSet("surrogate", flag.ContinueOnError)
-	c.Register(fs)
-	if err := fs.Parse(nil); err != nil {
+	if err := jobrun.ParseArgs(&c); err != nil {
 		t.Fatal(err)
 	}
 	return c
