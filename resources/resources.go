@@ -7,7 +7,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/ctxsim/ctxsim/retrieval"
@@ -19,20 +18,16 @@ import (
 
 // LoadStore reads the chunks table (a glob, local or gs://) into a store.
 func LoadStore(ctx context.Context, pattern string) (*method.Store, error) {
-	files, err := storage.Glob(ctx, pattern)
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("chunks: no files match %s", pattern)
-	}
 	st := method.NewStore()
-	for _, name := range files {
-		if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
-			return st.Add(v.(schemas.Chunk))
-		}); err != nil {
-			return nil, fmt.Errorf("chunks: %s: %w", name, err)
-		}
+	var addErr error
+	if err := storage.ScanGlob(ctx, pattern, func(c schemas.Chunk) bool {
+		addErr = st.Add(c)
+		return addErr == nil
+	}); err != nil {
+		return nil, fmt.Errorf("chunks: %w", err)
+	}
+	if addErr != nil {
+		return nil, fmt.Errorf("chunks %s: %w", pattern, addErr)
 	}
 	return st, nil
 }

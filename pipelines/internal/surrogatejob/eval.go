@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -190,21 +189,14 @@ func chunkDF(ctx context.Context, globs string) (*lexical.TFIDF, error) {
 	tf := &lexical.TFIDF{}
 	seen := map[string]bool{}
 	for _, g := range jobrun.SplitList(globs) {
-		files, err := storage.Glob(ctx, g)
-		if err != nil {
-			return nil, fmt.Errorf("chunks: %w", err)
-		}
-		for _, name := range files {
-			if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.Chunk{}), func(v any) error {
-				c := v.(schemas.Chunk)
-				if !seen[c.ID] {
-					seen[c.ID] = true
-					tf.AddDocument(c.Sentences...)
-				}
-				return nil
-			}); err != nil {
-				return nil, fmt.Errorf("chunks: %w", err)
+		if err := storage.ScanGlob(ctx, g, func(c schemas.Chunk) bool {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				tf.AddDocument(c.Sentences...)
 			}
+			return true
+		}); err != nil {
+			return nil, fmt.Errorf("chunks: %w", err)
 		}
 	}
 	if len(seen) == 0 {

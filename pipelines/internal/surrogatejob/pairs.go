@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -76,9 +75,9 @@ func readPairs(ctx context.Context, globs []string) ([]schemas.LabeledPair, int,
 					return nil, 0, fmt.Errorf("pairs: %w", err)
 				}
 			}
-			if _, err := storage.ReadRows(ctx, name, reflect.TypeOf(schemas.LabeledPair{}), func(v any) error {
-				rows = append(rows, v.(schemas.LabeledPair))
-				return nil
+			if _, err := storage.ScanFile(ctx, name, func(p schemas.LabeledPair) bool {
+				rows = append(rows, p)
+				return true
 			}); err != nil {
 				return nil, 0, fmt.Errorf("pairs: %w", err)
 			}
