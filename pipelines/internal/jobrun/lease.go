@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/ctxsim/ctxsim/storage"
-	"github.com/ctxsim/ctxsim/transforms/lease"
+	"github.com/ctxsim/ctxsim/storage/lease"
 )
 
 var takeOver = flag.Bool("take_over", false,
