@@ -27,6 +27,9 @@ func TestBeamStaysInThePipelineLayer(t *testing.T) {
 		if len(beam) > 0 {
 			t.Errorf("%s imports Beam (%d packages, e.g. %s)", pkg, len(beam), beam[0])
 		}
+		if strings.HasPrefix(pkg, "./pipelines/") && strings.Contains(string(out), "github.com/ctxsim/ctxsim/transforms/") {
+			t.Errorf("%s imports the Beam layer (transforms/)", pkg)
+		}
 		if !strings.Contains(string(out), "github.com/ctxsim/ctxsim/") {
 			t.Errorf("go list -deps %s listed none of the project's packages:\n%s", pkg, out)
 		}
