@@ -3,8 +3,15 @@ interaction head (features [l, s, r, l*s, s*r, |l-s|, |s-r|] of 600-wide
 sentence vectors -> 300 -> ReLU -> 1) and the paper's linear head
 ([l, s, r] -> 1), 1,024 (context, sentence) pairs per call, as
 scoring/disc BenchmarkHead."""
+import os
 import time
-import torch
+
+# torch.set_num_threads bounds PyTorch's own pool, not the BLAS library's
+# (Debian's PyTorch runs SGEMM on OpenBLAS): every pool is pinned before
+# torch loads, so that "one thread" is one thread.
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+import torch  # noqa: E402
 
 torch.set_num_threads(1)
 n, d, hidden = 1024, 600, 300
