@@ -2,25 +2,66 @@
 # Model benchmarks side by side in one run: the Go network core with
 # OpenBLAS (-tags openblas, as the machine picks its kernels; needs
 # libopenblas-dev), with the pure-Go GEMM (the default build), and the
-# PyTorch CPU reference, all on one thread.
+# PyTorch CPU reference, all truly on one thread: Go benchmarks run with
+# -cpu 1 (GOMAXPROCS=1; nn's GEMM and OpenBLAS use one thread by default),
+# and the PyTorch scripts pin every BLAS pool before torch loads.
+#
+# The three sides are interleaved ROUNDS times (default 3), so that a busy
+# spell of a shared machine falls on all of them; the summary gives each
+# figure's minimum, median and maximum over the rounds. Every block starts
+# with the CPU, the kernel and the thread counts.
 # Appends to bench/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RES=bench/results.txt
+ROUNDS=${ROUNDS:-3}
 log() { echo "$*" | tee -a "$RES"; }
 log ""
-log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): models, one thread${NOTE:+ ($NOTE)}"
+log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
+log "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads available); kernel $(uname -r)"
+log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_threads(1) with OPENBLAS/OMP/MKL_NUM_THREADS=1"
 pat='Gemm/square(512|1024)|BiLSTMForward|EncDecScore'
-log "-- openblas (cgo, -tags openblas)"
-go test -tags openblas -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | tee -a "$RES"
-go test -tags openblas -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | tee -a "$RES"
-log "-- pure Go (the default build)"
-go test -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | tee -a "$RES"
-go test -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | tee -a "$RES"
+torch=false
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  log "-- PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (../shared/bench/torch_reference.py)"
-  /usr/bin/python3 ../shared/bench/torch_reference.py | tee -a "$RES"
-  /usr/bin/python3 bench/torch_head.py | tee -a "$RES"
+  torch=true
+  log "pytorch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__, torch.__config__.parallel_info().splitlines()[0])')"
 else
-  log "-- PyTorch not installed (apt-get install python3-torch)"
+  log "pytorch: not installed (apt-get install python3-torch); its side is skipped"
 fi
+openblas=false
+if go test -tags openblas -run '^$' -bench NONE ./scoring/nn >/dev/null 2>&1; then openblas=true; else
+  log "openblas: the cgo build failed (apt-get install libopenblas-dev); its side is skipped"
+fi
+
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+gobench() { # side, tags...
+  local side=$1; shift
+  go test "$@" -cpu 1 -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
+  go test "$@" -cpu 1 -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+}
+for r in $(seq "$ROUNDS"); do
+  if $openblas; then gobench openblas -tags openblas >>"$raw"; fi
+  gobench go >>"$raw"
+  if $torch; then
+    { /usr/bin/python3 ../shared/bench/torch_reference.py; /usr/bin/python3 bench/torch_head.py; } | sed 's/^/pytorch /' >>"$raw"
+  fi
+  echo "round $r of $ROUNDS done" >&2
+done
+log "-- raw, in the order run"
+tee -a "$RES" <"$raw"
+log "-- summary: min / median / max over the rounds"
+# Go lines: "side BenchmarkName-1 N ns/op value unit ..."; PyTorch lines:
+# "pytorch name: value unit". Each (side, name, unit) is one figure.
+awk '
+  $2 ~ /^Benchmark/ { for (i = 4; i < NF; i += 2) add($1 " " $2, $(i+1), $i); next }
+  $1 == "pytorch" { split($0, a, ": "); n = split(a[2], v, " "); add(a[1], v[2], v[1]) }
+  function add(k, unit, x,   key) { key = k " [" unit "]"; if (!(key in cnt)) order[++nk] = key; vals[key, ++cnt[key]] = x }
+  END {
+    for (j = 1; j <= nk; j++) {
+      key = order[j]; n = cnt[key]
+      for (p = 1; p <= n; p++) s[p] = vals[key, p] + 0
+      for (p = 1; p <= n; p++) for (q = p + 1; q <= n; q++) if (s[q] < s[p]) { t = s[p]; s[p] = s[q]; s[q] = t }
+      printf "%-70s %12.4g %12.4g %12.4g\n", key, s[1], (n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2), s[n]
+    }
+  }' "$raw" | tee -a "$RES"
