@@ -23,7 +23,6 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
-	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
@@ -112,7 +111,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
 		return err
 	}
-	spec, models, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks)
+	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks)
 	if err != nil {
 		return err
 	}
@@ -129,7 +128,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.NotEmpty(counters, "harvest/pairs_labeled", "no pair was labeled (see dead_letters and the counters above)"); err != nil {
 		return err
 	}
-	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, models.Fingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
+	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, spec.ModelFingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
 	sum.RunID = storage.RunID()
 	b, err := WriteSummary(ctx, c.Output, sum)
@@ -154,28 +153,35 @@ func Run(ctx context.Context, c Config) error {
 // Prepare checks, before a job starts, that the index and the models
 // open and suit the method (a remote index is checked by its metadata,
 // not fetched), and returns the harvest's spec.
-func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks string) (harvest.Spec, *method.Models, error) {
+func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks string) (harvest.Spec, error) {
 	pc, err := PairConfig(h)
 	if err != nil {
-		return harvest.Spec{}, nil, err
+		return harvest.Spec{}, err
 	}
 	indexFP, err := checkIndex(ctx, indexDir)
 	if err != nil {
-		return harvest.Spec{}, nil, err
+		return harvest.Spec{}, err
 	}
 	models, err := resources.LoadModels(ctx, model)
 	if err != nil {
-		return harvest.Spec{}, nil, err
+		return harvest.Spec{}, err
 	}
 	if err := models.Check(h.Method); err != nil {
-		return harvest.Spec{}, nil, err
+		return harvest.Spec{}, err
 	}
-	cfg := harvest.Config{Paths: resources.Paths{Chunks: absGlob(chunks), Models: absGlob(model), Index: absGlob(indexDir)},
-		Settings: h.Method, Seed: h.Seed, BLAS: h.BLAS}
+	paths := resources.Paths{Chunks: absGlob(chunks), Models: absGlob(model), Index: absGlob(indexDir)}
+	return NewSpec(h, pc, paths, models.Fingerprint, indexFP), nil
+}
+
+// NewSpec is the harvest of settings h, with pair sampler pc, over the
+// resources at paths, labeling with the models and index of the given
+// fingerprints.
+func NewSpec(h settings.Harvest, pc harvest.PairConfig, paths resources.Paths, modelFP, indexFP string) harvest.Spec {
+	cfg := harvest.Config{Paths: paths, Settings: h.Method, Seed: h.Seed, BLAS: h.BLAS}
 	return harvest.Spec{
-		LabelConfig: harvest.LabelConfig{Config: cfg, ModelFingerprint: models.Fingerprint, IndexFingerprint: indexFP},
+		LabelConfig: harvest.LabelConfig{Config: cfg, ModelFingerprint: modelFP, IndexFingerprint: indexFP},
 		Pairs:       pc, MinWords: h.MinWords, Sample: h.Sample, SampleFrom: h.SampleFrom,
-	}, models, nil
+	}
 }
 
 // PairConfig is the pair sampler of the harvest settings h.

@@ -276,10 +276,8 @@ func ingestVersion(ctx context.Context, inputs []string, copts corpus.Options, c
 // it labeled are copied.
 func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir string, pc harvest.PairConfig, m *Manifest) (jobrun.Counters, error) {
 	chunksGlob := storage.Join(corpusDir, "chunks/*.parquet")
-	cfg := harvest.Config{Paths: resources.Paths{Chunks: chunksGlob, Models: absPath(c.Model), Index: storage.Join(corpusDir, "index")},
-		Settings: c.Method.Method, Seed: c.Method.Seed, BLAS: c.Method.BLAS}
-	spec := harvest.Spec{LabelConfig: harvest.LabelConfig{Config: cfg, ModelFingerprint: m.ModelFingerprint, IndexFingerprint: m.IndexFingerprint},
-		Pairs: pc, MinWords: c.Method.MinWords, Sample: c.Method.Sample, SampleFrom: c.Method.SampleFrom}
+	paths := resources.Paths{Chunks: chunksGlob, Models: absPath(c.Model), Index: storage.Join(corpusDir, "index")}
+	spec := harvestjob.NewSpec(c.Method, pc, paths, m.ModelFingerprint, m.IndexFingerprint)
 
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
