@@ -300,16 +300,6 @@ func ReadTable[T any](ctx context.Context, dir string) ([]T, error) {
 	return all, err
 }
 
-// ReadGlob reads every row of the Parquet files matching a glob.
-func ReadGlob[T any](ctx context.Context, pattern string) ([]T, error) {
-	var all []T
-	err := ScanGlob(ctx, pattern, func(v T) bool {
-		all = append(all, v)
-		return true
-	})
-	return all, err
-}
-
 // ScanTable passes the rows of a table written by a job (dir/part-*.parquet,
 // local or remote), file after file, to fn until fn returns false.
 func ScanTable[T any](ctx context.Context, dir string, fn func(T) bool) error {

@@ -47,14 +47,6 @@ func checkRanges(fs *flag.FlagSet, ranges []Range) error {
 	return nil
 }
 
-// CheckNotEmpty fails the job when it produced no rows of what counter
-// counts, unless --allow_empty was given (see NotEmpty).
-func CheckNotEmpty(c Counters, counter, what string) {
-	if err := NotEmpty(c, counter, what); err != nil {
-		Fail(err)
-	}
-}
-
 // NotEmpty returns an error when a job produced no rows of what counter
 // counts, unless --allow_empty was given. what says what is missing and
 // where to look.
