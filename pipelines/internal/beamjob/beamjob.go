@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,7 +45,12 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	if alone {
 		counter.Reset()
 	}
+	stop, err := startProfile()
+	if err != nil {
+		return nil, err
+	}
 	res, err := beamx.RunWithMetrics(ctx, p)
+	stop()
 	if err != nil {
 		if !jobrun.NotRun() {
 			jobrun.Abandon(ctx, name)
@@ -66,6 +72,33 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	}
 	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// ProfileEnv names the environment variable that, when set to a file
+// path, makes Run write a CPU profile of the job to it (runtime/pprof).
+// With the loopback environment (Prism's default) the workers run in this
+// process, so the profile covers the whole job.
+const ProfileEnv = "CTXSIM_CPUPROFILE"
+
+// startProfile starts the CPU profile ProfileEnv asks for and returns the
+// function that stops it.
+func startProfile() (stop func(), err error) {
+	path := os.Getenv(ProfileEnv)
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", ProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // loopback reports whether the job's workers run in this process.
