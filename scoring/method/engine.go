@@ -258,41 +258,75 @@ func (e *Engine) cacheKey(sHash uint64, c *Cand) string {
 // compute runs the scorers for the terms in need[i] of each candidate
 // (a bitmask over the engine's terms), writing them into Comp.
 func (e *Engine) compute(s string, cands []Cand, need []uint64, work *Stats) {
-	var out [][]float32
-	var want []uint64
+	e.computeMany([]ScoreJob{{S: s, Cands: cands}}, [][]uint64{need}, work)
+}
+
+// computeMany is compute for several sentences at once: each scorer is
+// called once for all of them when it is a BatchScorer.
+func (e *Engine) computeMany(jobs []ScoreJob, need [][]uint64, work *Stats) {
+	var items []ScoreItem
+	var owner []int // job of each item
 	for si, sc := range e.scorers {
 		nt := len(sc.Terms())
-		want = want[:0]
-		some := false
-		for i := range cands {
-			var w uint64
-			for k, ref := range e.refs {
-				if ref.s == si && need[i]&(1<<k) != 0 {
-					w |= 1 << ref.k
+		items, owner = items[:0], owner[:0]
+		for j, job := range jobs {
+			var want []uint64
+			some := false
+			for i := range job.Cands {
+				var w uint64
+				for k, ref := range e.refs {
+					if ref.s == si && need[j][i]&(1<<k) != 0 {
+						w |= 1 << ref.k
+					}
 				}
+				if w != 0 && want == nil {
+					want = make([]uint64, len(job.Cands))
+				}
+				if want != nil {
+					want[i] = w
+				}
+				some = some || w != 0
 			}
-			want = append(want, w)
-			some = some || w != 0
-		}
-		if !some {
-			continue
-		}
-		out = out[:0]
-		for range nt {
-			out = append(out, make([]float32, len(cands)))
-		}
-		sc.Score(s, cands, want, out, work)
-		for k, ref := range e.refs {
-			if ref.s != si {
+			if !some {
 				continue
 			}
-			for i := range cands {
-				if need[i]&(1<<k) != 0 {
-					cands[i].Comp[k] = out[ref.k][i]
+			out := make([][]float32, nt)
+			for k := range out {
+				out[k] = make([]float32, len(job.Cands))
+			}
+			items = append(items, ScoreItem{S: job.S, Cands: job.Cands, Want: want, Out: out})
+			owner = append(owner, j)
+		}
+		if len(items) == 0 {
+			continue
+		}
+		if bs, ok := sc.(BatchScorer); ok && len(items) > 1 {
+			bs.ScoreBatch(items, work)
+		} else {
+			for _, it := range items {
+				sc.Score(it.S, it.Cands, it.Want, it.Out, work)
+			}
+		}
+		for n, it := range items {
+			j := owner[n]
+			for k, ref := range e.refs {
+				if ref.s != si {
+					continue
+				}
+				for i := range it.Cands {
+					if need[j][i]&(1<<k) != 0 {
+						it.Cands[i].Comp[k] = it.Out[ref.k][i]
+					}
 				}
 			}
 		}
 	}
+}
+
+// ScoreJob is a sentence and candidate contexts to score it in.
+type ScoreJob struct {
+	S     string
+	Cands []Cand
 }
 
 // Score fills the terms of Eq. 3 for sentence s and each candidate, for
@@ -301,31 +335,64 @@ func (e *Engine) compute(s string, cands []Cand, need []uint64, work *Stats) {
 //
 // It returns the work done by this call.
 func (e *Engine) Score(s string, cands []Cand, lambda map[string]float64) Stats {
+	return e.ScoreMany([]ScoreJob{{S: s, Cands: cands}}, lambda)
+}
+
+// ScoreMany is Score for several sentences in one call: what the cache
+// lacks is computed together, so that scorers that batch across sentences
+// (BatchScorer) fill their batches and share work between sentences, and a
+// (sentence, context) asked for twice is computed once. The scores are
+// those Score gives each job alone.
+func (e *Engine) ScoreMany(jobs []ScoreJob, lambda map[string]float64) Stats {
 	var work Stats
-	if len(cands) == 0 {
-		return work
-	}
 	w, want := e.weights(lambda)
-	sHash := maphash.String(e.seed, s)
-	keys := make([]string, len(cands))
-	need := make([]uint64, len(cands))
+	keys := make([][]string, len(jobs))
+	need := make([][]uint64, len(jobs))
+	type at struct{ j, i int }
+	first := map[string]at{} // the computing candidate of each key
+	var dups []at
 	e.mu.Lock()
-	for i := range cands {
-		keys[i] = e.cacheKey(sHash, &cands[i])
-		got := e.cache[keys[i]]
-		for k := range len(e.names) {
-			if got.have&(1<<k) != 0 {
-				cands[i].Comp[k] = got.comp[k]
-				if want&(1<<k) != 0 {
-					work.CacheHits++
+	for j, job := range jobs {
+		sHash := maphash.String(e.seed, job.S)
+		keys[j] = make([]string, len(job.Cands))
+		need[j] = make([]uint64, len(job.Cands))
+		for i := range job.Cands {
+			c := &job.Cands[i]
+			keys[j][i] = e.cacheKey(sHash, c)
+			got := e.cache[keys[j][i]]
+			for k := range len(e.names) {
+				if got.have&(1<<k) != 0 {
+					c.Comp[k] = got.comp[k]
+					if want&(1<<k) != 0 {
+						work.CacheHits++
+					}
 				}
 			}
+			need[j][i] = want &^ got.have
+			if need[j][i] == 0 {
+				continue
+			}
+			if f, ok := first[keys[j][i]]; ok && need[j][i]&^need[f.j][f.i] == 0 {
+				dups = append(dups, at{j, i})
+				need[j][i] = 0
+				continue
+			}
+			first[keys[j][i]] = at{j, i}
 		}
-		need[i] = want &^ got.have
 	}
 	e.mu.Unlock()
 
-	e.compute(s, cands, need, &work)
+	e.computeMany(jobs, need, &work)
+	for _, d := range dups {
+		f := first[keys[d.j][d.i]]
+		m := need[f.j][f.i]
+		src, dst := &jobs[f.j].Cands[f.i], &jobs[d.j].Cands[d.i]
+		for k := range len(e.names) {
+			if m&(1<<k) != 0 {
+				dst.Comp[k] = src.Comp[k]
+			}
+		}
+	}
 	e.mu.Lock()
 	e.stats.add(work)
 	limit := e.CacheMax
@@ -335,26 +402,30 @@ func (e *Engine) Score(s string, cands []Cand, lambda map[string]float64) Stats 
 	if len(e.cache) > limit {
 		clear(e.cache)
 	}
-	for i := range cands {
-		if need[i] == 0 {
-			continue
-		}
-		got := e.cache[keys[i]]
-		for k := range len(e.names) {
-			if need[i]&(1<<k) != 0 {
-				got.comp[k] = cands[i].Comp[k]
+	for j, job := range jobs {
+		for i := range job.Cands {
+			if need[j][i] == 0 {
+				continue
 			}
+			got := e.cache[keys[j][i]]
+			for k := range len(e.names) {
+				if need[j][i]&(1<<k) != 0 {
+					got.comp[k] = job.Cands[i].Comp[k]
+				}
+			}
+			got.have |= need[j][i]
+			e.cache[keys[j][i]] = got
 		}
-		got.have |= need[i]
-		e.cache[keys[i]] = got
 	}
 	e.mu.Unlock()
-	for i := range cands {
-		var sum float64
-		for k := range len(e.names) {
-			sum += w[k] * float64(cands[i].Comp[k])
+	for _, job := range jobs {
+		for i := range job.Cands {
+			var sum float64
+			for k := range len(e.names) {
+				sum += w[k] * float64(job.Cands[i].Comp[k])
+			}
+			job.Cands[i].S = float32(sum)
 		}
-		cands[i].S = float32(sum)
 	}
 	return work
 }

@@ -580,3 +580,64 @@ func TestModelsAccessors(t *testing.T) {
 		t.Fatal("subword embeddings without a coherence model")
 	}
 }
+
+// TestLabelManyMatchesLabel checks that labeling pairs together (their
+// cross scores in one batched call, a context's encoder pass shared by the
+// sentences scored in it) gives every pair the label Label gives it alone,
+// bit for bit, with no more model work.
+func TestLabelManyMatchesLabel(t *testing.T) {
+	prev := nn.Backend()
+	if err := nn.SetBackend("go"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if strings.HasPrefix(prev, "openblas") {
+			nn.SetBackend("openblas")
+		}
+	}()
+	chunks := testChunks(16)
+	e, m := testEngineModels(t, chunks)
+	var hits []schemas.Hit
+	for _, c := range chunks {
+		hits = append(hits, schemas.Hit{ChunkID: c.ID})
+	}
+	sents := []string{"the cat sat on a mat.", "a dog ran in the park.", "the bird sang on a wire.", "rain fell on the town."}
+	for _, st := range []Settings{Paper(), Defaults()} {
+		st.Rerank, st.SetSize = 20, 6
+		sets := make([][]Cand, len(sents))
+		for i, s := range sents {
+			sets[i], _ = e.ContextSet(s, hits[i:], st, uint64(i))
+		}
+		pairs := [][2]int{{0, 1}, {2, 1}, {3, 1}, {0, 2}, {3, 2}}
+		var in []PairInput
+		for _, p := range pairs {
+			in = append(in, PairInput{A: sents[p[0]], B: sents[p[1]], SetA: slices.Clone(sets[p[0]]), SetB: slices.Clone(sets[p[1]])})
+		}
+		// Two engines over the same models with empty caches: one labels
+		// the pairs together, the other one at a time.
+		together, err := m.Engine(e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := m.Engine(e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labs, work := together.LabelMany(in, st)
+		for n, p := range in {
+			want := alone.Label(p.A, p.B, p.SetA, p.SetB, st)
+			got := labs[n]
+			if got.Label != want.Label || got.Context != want.Context || got.Contexts != want.Contexts {
+				t.Fatalf("%s pair %d: together %+v, alone %+v", st.Labeler, n, got, want)
+			}
+			work.add(got.Work)
+		}
+		a := alone.Stats()
+		if work.GenEvals > a.GenEvals || work.CtxPairs > a.CtxPairs || work.DiscPairs > a.DiscPairs {
+			t.Fatalf("%s: together did more work (%+v) than alone (%+v)", st.Labeler, work, a)
+		}
+		if st.Labeler == LabelerOrigin && work.GenEvals == 0 {
+			t.Fatal("no generative evaluations: the test compares nothing")
+		}
+	}
+}

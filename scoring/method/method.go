@@ -216,15 +216,46 @@ type PairLabel struct {
 // labeler. Only the cross scores S(a, c ∈ C_b) and S(b, c ∈ C_a) are
 // computed, through the engine's cache.
 func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) PairLabel {
-	va, vb, work := e.LabelVectors(a, b, setA, setB, st)
-	sim, w := e.Compare(a, b, va, vb, st.Similarity, st.Lambda)
-	work.add(w)
-	// The parts are kept (and combined) at the precision they are stored
-	// in, so that a label made again from stored parts is the same.
-	p := PairLabel{Context: float64(float32(sim)), Contexts: len(va), Work: work}
-	p.Lexical, p.Embed = e.Parts(a, b)
-	p.Label = Combine(st, p.Context, p.Lexical, p.Embed)
-	return p
+	labs, _ := e.LabelMany([]PairInput{{A: a, B: b, SetA: setA, SetB: setB}}, st)
+	return labs[0]
+}
+
+// PairInput is a pair to label: its two sentences and their context sets.
+type PairInput struct {
+	A, B       string
+	SetA, SetB []Cand
+}
+
+// LabelMany labels several pairs as Label does each, computing their cross
+// scores together (Engine.ScoreMany), so that the generative model fills
+// its batches across pairs and encodes a context once for all the
+// sentences scored in it. The labels are those Label gives each pair. Each
+// PairLabel's Work is that of its Eq. 4 comparison; the work of the cross
+// scores, done for all pairs at once, is returned on its own.
+func (e *Engine) LabelMany(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
+	jobs := make([]ScoreJob, 0, 2*len(pairs))
+	for _, p := range pairs {
+		jobs = append(jobs, ScoreJob{S: p.A, Cands: cloneNew(p.SetB, p.SetA)},
+			ScoreJob{S: p.B, Cands: cloneNew(p.SetA, p.SetB)})
+	}
+	work := e.ScoreMany(jobs, st.Lambda)
+	out := make([]PairLabel, len(pairs))
+	for n, p := range pairs {
+		va, vb := vectors(p.SetA, p.SetB, jobs[2*n].Cands, jobs[2*n+1].Cands)
+		sim, w := e.Compare(p.A, p.B, va, vb, st.Similarity, st.Lambda)
+		// The parts are kept (and combined) at the precision they are
+		// stored in, so that a label made again from stored parts is the
+		// same.
+		l := PairLabel{Context: float64(float32(sim)), Contexts: len(va), Work: w}
+		l.Lexical, l.Embed = e.Parts(p.A, p.B)
+		l.Label = Combine(st, l.Context, l.Lexical, l.Embed)
+		out[n] = l
+	}
+	if len(pairs) == 1 {
+		out[0].Work.add(work)
+		work = Stats{}
+	}
+	return out, work
 }
 
 // Parts returns the parts of a label that need no contexts, at the
@@ -253,8 +284,14 @@ func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, 
 	// Candidates of the other set, for the cross scores.
 	crossA := cloneNew(setB, setA) // contexts of C_b that a still needs
 	crossB := cloneNew(setA, setB)
-	work = e.Score(a, crossA, st.Lambda)
-	work.add(e.Score(b, crossB, st.Lambda))
+	work = e.ScoreMany([]ScoreJob{{S: a, Cands: crossA}, {S: b, Cands: crossB}}, st.Lambda)
+	va, vb = vectors(setA, setB, crossA, crossB)
+	return va, vb, work
+}
+
+// vectors assembles the score vectors of Eq. 4 over C = C_a + C_b from the
+// sets (scored for their own sentence) and the cross scores.
+func vectors(setA, setB, crossA, crossB []Cand) (va, vb []float64) {
 	sa := map[string]float32{}
 	sb := map[string]float32{}
 	for _, c := range setA {
@@ -282,7 +319,7 @@ func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, 
 			vb = append(vb, float64(sb[k]))
 		}
 	}
-	return va, vb, work
+	return va, vb
 }
 
 // cloneNew returns fresh copies (scores cleared) of the contexts of from

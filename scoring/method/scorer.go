@@ -1,6 +1,9 @@
 package method
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
@@ -36,6 +39,24 @@ type Scorer interface {
 	// candidate i into out[k][i] (out[k] has len(cands) entries), and adds
 	// the work it did to work. It is called from several goroutines at once.
 	Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats)
+}
+
+// ScoreItem is one sentence's share of a BatchScorer call: the arguments
+// of Scorer.Score.
+type ScoreItem struct {
+	S     string
+	Cands []Cand
+	Want  []uint64
+	Out   [][]float32
+}
+
+// A BatchScorer is a scorer that also scores several sentences in one
+// call, so that their work fills the same batches and is shared where it
+// can be (the generative model encodes a context once for all the
+// sentences scored in it). Each item's results are those Score gives it.
+type BatchScorer interface {
+	Scorer
+	ScoreBatch(items []ScoreItem, work *Stats)
 }
 
 // An Embedder is a scorer whose model also compares two sentences on their
@@ -207,31 +228,66 @@ func (g *GenScorer) Terms() []string { return []string{TermToS, TermToLeft, Term
 
 // Score implements Scorer.
 func (g *GenScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {
+	g.ScoreBatch([]ScoreItem{{S: s, Cands: cands, Want: want, Out: out}}, work)
+}
+
+// ScoreBatch implements BatchScorer: every requested (sentence, candidate,
+// direction) goes through the model in one call, which encodes a source
+// shared by several requests (a context scored for several sentences in
+// the direction TermToS) once.
+func (g *GenScorer) ScoreBatch(items []ScoreItem, work *Stats) {
 	var reqs []gen.Request
-	type slot struct{ cand, term int }
+	type slot struct{ item, cand, term int }
 	var slots []slot
-	var sTok []int32
-	for i := range cands {
-		if want[i] == 0 {
-			continue
-		}
-		if sTok == nil {
-			sTok = g.tokens.Tok.Encode(s)
-		}
-		left, right := g.tokens.Tokens(cands[i].Left), g.tokens.Tokens(cands[i].Right)
-		for k := range 3 {
-			if want[i]&(1<<k) != 0 {
-				reqs = append(reqs, gen.Request{Left: left, S: sTok, Right: right, Dir: examples.Direction(k)})
-				slots = append(slots, slot{i, k})
+	for n, it := range items {
+		var sTok []int32
+		for i := range it.Cands {
+			if it.Want[i] == 0 {
+				continue
+			}
+			if sTok == nil {
+				sTok = g.tokens.Tok.Encode(it.S)
+			}
+			left, right := g.tokens.Tokens(it.Cands[i].Left), g.tokens.Tokens(it.Cands[i].Right)
+			for k := range 3 {
+				if it.Want[i]&(1<<k) != 0 {
+					reqs = append(reqs, gen.Request{Left: left, S: sTok, Right: right, Dir: examples.Direction(k)})
+					slots = append(slots, slot{n, i, k})
+				}
 			}
 		}
 	}
 	if len(reqs) == 0 {
 		return
 	}
+	if len(items) > 1 {
+		// The model sorts requests by source within windows of a few
+		// thousand; ordering them by context first puts the requests that
+		// share a source (one context, direction TermToS, several
+		// sentences) in the same window.
+		order := make([]int, len(reqs))
+		for j := range order {
+			order[j] = j
+		}
+		key := func(j int) string {
+			sl := slots[j]
+			return items[sl.item].Cands[sl.cand].Key()
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			if c := cmp.Compare(slots[a].term, slots[b].term); c != 0 {
+				return c
+			}
+			return strings.Compare(key(a), key(b))
+		})
+		r2, s2 := make([]gen.Request, len(reqs)), make([]slot, len(reqs))
+		for j, o := range order {
+			r2[j], s2[j] = reqs[o], slots[o]
+		}
+		reqs, slots = r2, s2
+	}
 	lp := g.Model.Score(reqs)
 	for j, sl := range slots {
-		out[sl.term][sl.cand] = lp[j]
+		items[sl.item].Out[sl.term][sl.cand] = lp[j]
 	}
 	work.GenEvals += int64(len(reqs))
 }

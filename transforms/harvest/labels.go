@@ -22,16 +22,20 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf(halfPair{}))
 	beam.RegisterType(reflect.TypeOf(pairJob{}))
+	beam.RegisterType(reflect.TypeOf(pairGroup{}))
 	beam.RegisterType(reflect.TypeOf(schemas.LabeledPair{}))
 	register.Function1x2[schemas.ContextSet, string, schemas.ContextSet](keyContextSet)
 	register.Function1x2[Pair, string, Pair](keyPairByA)
 	register.DoFn5x0[context.Context, string, func(*Pair) bool, func(*schemas.ContextSet) bool, func(string, halfPair)](&joinAFn{})
-	register.DoFn6x0[context.Context, string, func(*halfPair) bool, func(*schemas.ContextSet) bool, func(pairJob), func(schemas.DeadLetter)](&joinBFn{})
-	register.DoFn4x1[context.Context, pairJob, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&labelFn{})
+	register.DoFn6x0[context.Context, string, func(*halfPair) bool, func(*schemas.ContextSet) bool, func(pairGroup), func(schemas.DeadLetter)](&joinBFn{})
+	register.DoFn4x1[context.Context, pairGroup, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&labelFn{})
+	register.Function2x0[pairGroup, func(pairJob)](ungroup)
+	register.Function1x1[pairJob, pairGroup](single)
 	register.Iter1[schemas.ContextSet]()
 	register.Iter1[halfPair]()
 	register.Emitter2[string, halfPair]()
 	register.Emitter1[pairJob]()
+	register.Emitter1[pairGroup]()
 	register.Emitter1[schemas.LabeledPair]()
 	register.Emitter1[schemas.DeadLetter]()
 }
@@ -58,6 +62,26 @@ type pairJob struct {
 	// PrevIndex is the fingerprint of the index the reused sets came from.
 	PrevIndex string
 }
+
+// pairGroup is up to maxGroup pairs that share their second sentence,
+// labeled together: the cross scores of all their first sentences in the
+// shared context set fill the same batches, and the generative model
+// encodes each of its contexts once for all of them.
+type pairGroup struct {
+	Jobs []pairJob
+}
+
+// maxGroup bounds the pairs of a pairGroup (and so the context sets one
+// labeling call holds).
+const maxGroup = 32
+
+func ungroup(g pairGroup, emit func(pairJob)) {
+	for _, j := range g.Jobs {
+		emit(j)
+	}
+}
+
+func single(j pairJob) pairGroup { return pairGroup{Jobs: []pairJob{j}} }
 
 func keyContextSet(c schemas.ContextSet) (string, schemas.ContextSet) { return c.SentenceID, c }
 func keyPairByA(p Pair) (string, Pair)                                { return p.A, p }
@@ -86,15 +110,16 @@ func Label(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled
 // computed anew, since the corpus's document frequencies may have changed.
 func LabelReusing(s beam.Scope, cfg LabelConfig, pairs, sets, prev beam.PCollection) (labeled, dead beam.PCollection) {
 	s = s.Scope("harvest.LabelReusing")
-	jobs, dead1 := joinSets(s, pairs, sets)
+	groups, dead1 := joinSets(s, pairs, sets)
 	todo := beam.ParDo(s, &reuseLabelFn{}, beam.CoGroupByKey(s,
-		beam.ParDo(s, keyJobByID, jobs), beam.ParDo(s, keyLabeledPair, prev)))
-	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, todo)
+		beam.ParDo(s, keyJobByID, beam.ParDo(s, ungroup, groups)), beam.ParDo(s, keyLabeledPair, prev)))
+	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, beam.ParDo(s, single, todo))
 	return labeled, beam.Flatten(s, dead1, dead2)
 }
 
-// joinSets joins each pair with its sentences' context sets.
-func joinSets(s beam.Scope, pairs, sets beam.PCollection) (jobs, dead beam.PCollection) {
+// joinSets joins each pair with its sentences' context sets, and groups
+// the pairs that share their second sentence (pairGroup).
+func joinSets(s beam.Scope, pairs, sets beam.PCollection) (groups, dead beam.PCollection) {
 	setsByID := beam.ParDo(s, keyContextSet, sets)
 	halves := beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByA, pairs), setsByID))
 	return beam.ParDo2(s, &joinBFn{}, beam.CoGroupByKey(s, halves, setsByID))
@@ -132,10 +157,11 @@ func (f *joinAFn) ProcessElement(_ context.Context, _ string, pairs func(*Pair) 
 type joinBFn struct{}
 
 func (f *joinBFn) ProcessElement(ctx context.Context, _ string, halves func(*halfPair) bool,
-	sets func(*schemas.ContextSet) bool, emit func(pairJob), emitDead func(schemas.DeadLetter)) {
+	sets func(*schemas.ContextSet) bool, emit func(pairGroup), emitDead func(schemas.DeadLetter)) {
 	var set schemas.ContextSet
 	have := sets(&set)
 	var h halfPair
+	var g pairGroup
 	for halves(&h) {
 		if h.Missing || !have {
 			missing := h.Pair.A
@@ -147,7 +173,14 @@ func (f *joinBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 				Record: h.Pair.A + " " + h.Pair.B})
 			continue
 		}
-		emit(pairJob{Pair: h.Pair, SetA: h.SetA, SetB: set})
+		g.Jobs = append(g.Jobs, pairJob{Pair: h.Pair, SetA: h.SetA, SetB: set})
+		if len(g.Jobs) == maxGroup {
+			emit(g)
+			g = pairGroup{}
+		}
+	}
+	if len(g.Jobs) > 0 {
+		emit(g)
 	}
 }
 
@@ -157,7 +190,7 @@ type labelFn struct {
 	res                    *resources.Resources
 	settings               string
 	labeled, millis, evals counter.Counter
-	ctxPairs               counter.Counter
+	ctxPairs, cacheHits    counter.Counter
 	hist                   [20]counter.Counter
 	strata                 map[string]counter.Counter
 	prog                   *progress.Reporter
@@ -176,6 +209,7 @@ func (f *labelFn) Setup(ctx context.Context) error {
 	f.millis = counter.New("harvest", "stage_ms_labels")
 	f.evals = counter.New("harvest", "gen_evals_labels")
 	f.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
+	f.cacheHits = counter.New("harvest", "cache_hits_labels")
 	for i := range f.hist {
 		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
 	}
@@ -199,43 +233,59 @@ func histIndex(x float64) int {
 	return min(max(i, 0), 19)
 }
 
-func (f *labelFn) ProcessElement(ctx context.Context, j pairJob, emit func(schemas.LabeledPair),
+func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(schemas.LabeledPair),
 	emitDead func(schemas.DeadLetter)) error {
 	t0 := time.Now()
 	e := f.res.Engine
-	if j.Reused {
-		lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
-		row := f.row(j, method.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
-			Label: method.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
-		row.IndexFingerprint = j.PrevIndex
-		// A copied label is a pair of this version like any other: it
-		// counts in the strata and the histogram, not in pairs_labeled.
-		f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
-		f.strata[j.Pair.Stratum].Inc(ctx, 1)
-		emit(row)
+	var todo []pairJob
+	var inputs []method.PairInput
+	for _, j := range g.Jobs {
+		if j.Reused {
+			lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
+			row := f.row(j, method.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
+				Label: method.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
+			row.IndexFingerprint = j.PrevIndex
+			// A copied label is a pair of this version like any other: it
+			// counts in the strata and the histogram, not in pairs_labeled.
+			f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
+			f.strata[j.Pair.Stratum].Inc(ctx, 1)
+			emit(row)
+			continue
+		}
+		a, err := e.Resolve(j.SetA.Contexts, j.SetA.Terms)
+		if err == nil {
+			var b []method.Cand
+			if b, err = e.Resolve(j.SetB.Contexts, j.SetB.Terms); err == nil {
+				todo = append(todo, j)
+				inputs = append(inputs, method.PairInput{A: j.SetA.Text, B: j.SetB.Text, SetA: a, SetB: b})
+				continue
+			}
+		}
+		// A context set that does not resolve against this chunk store
+		// comes from a different corpus: a data error, not a reason to
+		// stop the job.
+		emitDead(schemas.DeadLetter{Stage: "harvest", Source: j.Pair.ID, Reason: "unresolved_context",
+			Detail: err.Error(), Record: j.Pair.A + " " + j.Pair.B})
+	}
+	if len(inputs) == 0 {
 		return nil
 	}
-	a, err := e.Resolve(j.SetA.Contexts, j.SetA.Terms)
-	if err == nil {
-		var b []method.Cand
-		b, err = e.Resolve(j.SetB.Contexts, j.SetB.Terms)
-		if err == nil {
-			lab := e.Label(j.SetA.Text, j.SetB.Text, a, b, f.Cfg.Settings)
-			f.evals.Inc(ctx, lab.Work.GenEvals)
-			f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
-			f.labeled.Inc(ctx, 1)
-			f.hist[histIndex(lab.Label)].Inc(ctx, 1)
-			f.strata[j.Pair.Stratum].Inc(ctx, 1)
-			f.millis.Inc(ctx, time.Since(t0).Milliseconds())
-			f.prog.Add(1)
-			emit(f.row(j, lab))
-			return nil
-		}
+	labs, work := e.LabelMany(inputs, f.Cfg.Settings)
+	f.evals.Inc(ctx, work.GenEvals)
+	f.ctxPairs.Inc(ctx, work.CtxPairs)
+	f.cacheHits.Inc(ctx, work.CacheHits)
+	for n, lab := range labs {
+		j := todo[n]
+		f.evals.Inc(ctx, lab.Work.GenEvals)
+		f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
+		f.cacheHits.Inc(ctx, lab.Work.CacheHits)
+		f.labeled.Inc(ctx, 1)
+		f.hist[histIndex(lab.Label)].Inc(ctx, 1)
+		f.strata[j.Pair.Stratum].Inc(ctx, 1)
+		emit(f.row(j, lab))
 	}
-	// A context set that does not resolve against this chunk store comes
-	// from a different corpus: a data error, not a reason to stop the job.
-	emitDead(schemas.DeadLetter{Stage: "harvest", Source: j.Pair.ID, Reason: "unresolved_context",
-		Detail: err.Error(), Record: j.Pair.A + " " + j.Pair.B})
+	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
+	f.prog.Add(int64(len(labs)))
 	return nil
 }
 
