@@ -342,14 +342,14 @@ func sign32(x float32) float32 {
 // l, s and r (each n×VecDim, row-major) is one pair. It returns the logits
 // of p(y=1 | c_<i, s, c_>i).
 //
-// It computes what the training forward pass (headForward) computes, bit
-// for bit, without building the feature matrix: the linear head takes its
-// dot products straight from l, s and r, and the interaction head's
-// features are written block by block into the matrix product's packed
-// input (or, with OpenBLAS, into a reused buffer). The one difference is
-// the linear head under OpenBLAS, which sums in the pure-Go kernel's order
-// (see nn.Linear.ForwardCat). Logits only reads the model, so it may run
-// from several goroutines at once.
+// It computes what the training forward pass (headForward) computes
+// without building the feature matrix: the linear head takes its dot
+// products straight from l, s and r, and the interaction head's features
+// are written block by block into the hidden layer's packed input. It runs
+// on the pure-Go kernel whatever the nn backend (see nn.Linear.ForwardFill):
+// its logits are headForward's under the "go" backend bit for bit, and
+// within float rounding of them under "openblas". Logits only reads the
+// model, so it may run from several goroutines at once.
 func (m *Model) Logits(l, s, r []float32) []float32 {
 	d := m.VecDim()
 	n := len(s) / d
@@ -366,7 +366,8 @@ func (m *Model) Logits(l, s, r []float32) []float32 {
 		interactionFeatures(dst, p, l[i*d:(i+1)*d], s[i*d:(i+1)*d], r[i*d:(i+1)*d])
 	}, h.Data)
 	relu(h.Data)
-	out := m.H2.Forward(h).Data
+	out := make([]float32, n)
+	m.H2.ForwardCat(out, h.Data)
 	h.Release()
 	return out
 }

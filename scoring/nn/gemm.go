@@ -116,37 +116,6 @@ func gemmRHS(transA bool, m int, alpha float32, a []float32, lda int, r *rhsMatr
 	gogemm.GemmPacked(transA, m, alpha, a, lda, r.packed, beta, c, ldc)
 }
 
-// gemmFillA computes C = A*op(B), overwriting C, for an m×k matrix A that
-// is not stored: fill(dst, i, p) writes A[i][p : p+len(dst)] into dst, and
-// may be called from several goroutines at once, for different rows. The
-// result is bit-identical to Gemm(false, transB, m, n, k, 1, A, k, b, ldb,
-// 0, c, ldc) on the stored A, with either backend: the pure-Go kernel packs
-// A from fill, block by block, and OpenBLAS gets A built in a pooled buffer.
-func gemmFillA(m, n, k int, fill func(dst []float32, i, p int), transB bool, b []float32, ldb int, c []float32, ldc int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("nn: Gemm: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	checkMat("B", b, br, bc, ldb)
-	checkMat("C", c, m, n, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if useGo.Load() {
-		gogemm.GemmFillA(gogemm.Best(), m, n, k, fill, transB, b, ldb, c, ldc)
-		return
-	}
-	a := getBuf(m*k, false)
-	for i := 0; i < m; i++ {
-		fill(a[i*k:(i+1)*k], i, 0)
-	}
-	openblasGemm(false, transB, m, n, k, 1, a, max(k, 1), b, ldb, 0, c, ldc)
-	putBuf(a)
-}
-
 // Gemm computes the single-precision general matrix product
 //
 //	C = alpha * op(A) * op(B) + beta * C

@@ -60,16 +60,20 @@ func (l *Linear) Forward(x *Tensor) *Tensor {
 }
 
 // ForwardFill is Forward for an (n, In()) input x that is not stored:
-// fill(dst, i, p) writes x[i][p : p+len(dst)] into dst. The n*Out() outputs
-// go to y. With either backend they are bit-identical to those of Forward
-// on the stored input. fill may be called from several goroutines at once
-// (see SetThreads), for different rows.
+// fill(dst, i, p) writes x[i][p : p+len(dst)] into dst, and the product
+// packs x from it block by block. The n*Out() outputs go to y.
+//
+// ForwardFill and ForwardCat run on the pure-Go kernel whatever the
+// backend, since OpenBLAS needs its input stored: their outputs are those
+// of Forward under the "go" backend, bit for bit, and within float
+// rounding of Forward under "openblas". fill may be called from several
+// goroutines at once (see SetThreads), for different rows.
 func (l *Linear) ForwardFill(n int, fill func(dst []float32, i, p int), y []float32) {
 	in, out := l.In(), l.Out()
-	if len(y) != n*out {
+	if n < 0 || len(y) != n*out {
 		panic(fmt.Sprintf("nn: Linear.ForwardFill: %d outputs for %d rows of %d", len(y), n, out))
 	}
-	gemmFillA(n, out, in, fill, true, l.W.Value.Data, in, y, out)
+	gogemm.GemmFillA(gogemm.Best(), n, out, in, fill, true, l.W.Value.Data, in, y, out)
 	if l.B != nil {
 		addBiasRows(y, l.B.Value.Data)
 	}
@@ -78,11 +82,9 @@ func (l *Linear) ForwardFill(n int, fill func(dst []float32, i, p int), y []floa
 // ForwardCat is Forward for the input whose row i is the concatenation of
 // the rows i of parts, each a row-major (n, w_j) matrix with the w_j adding
 // up to In(), without building it; n is len(y)/Out() and y receives the
-// outputs. With several outputs it is ForwardFill, bit-identical to Forward
-// with either backend. With one output (a dot product per row) it uses the
-// pure-Go kernel's sums whatever the backend: bit-identical to Forward with
-// the "go" backend, and within float rounding of OpenBLAS's sums with the
-// "openblas" one.
+// outputs. With one output it takes the dot products straight from the
+// parts (gogemm.RowDots), otherwise it is ForwardFill; see ForwardFill for
+// the kernel and the rounding.
 func (l *Linear) ForwardCat(y []float32, parts ...[]float32) {
 	in, out := l.In(), l.Out()
 	n := len(y) / out
