@@ -40,7 +40,11 @@ trap 'rm -f "$raw"' EXIT
 gobench() { # side, tags...
   local side=$1; shift
   go test "$@" -cpu 1 -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
-  go test "$@" -cpu 1 -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+  go test "$@" -cpu 1 -run '^$' -bench 'Encode|Score' -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+  # A linear-head call takes about a millisecond: three of them are all
+  # noise on a busy machine, so the heads run for 2 s each, as
+  # bench/torch_head.py runs its heads.
+  go test "$@" -cpu 1 -run '^$' -bench Head -benchtime 2s ./scoring/disc | grep -E '^Benchmark' | sed "s/^/$side /"
 }
 for r in $(seq "$ROUNDS"); do
   if $openblas; then gobench openblas -tags openblas >>"$raw"; fi
