@@ -10,11 +10,13 @@
 # spell of a shared machine falls on all of them; the summary gives each
 # figure's minimum, median and maximum over the rounds. Every block starts
 # with the CPU, the kernel and the thread counts.
-# Appends to bench/results.txt.
+# Appends to bench/results.txt. SHARED (default ../shared, the checkout's
+# sibling) is the shared folder that holds bench/torch_reference.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RES=bench/results.txt
 ROUNDS=${ROUNDS:-3}
+SHARED=${SHARED:-../shared}
 log() { echo "$*" | tee -a "$RES"; }
 log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
@@ -38,13 +40,17 @@ trap 'rm -f "$raw"' EXIT
 gobench() { # side, tags...
   local side=$1; shift
   go test "$@" -cpu 1 -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
-  go test "$@" -cpu 1 -run '^$' -bench . -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+  go test "$@" -cpu 1 -run '^$' -bench 'Encode|Score' -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+  # A linear-head call takes about a millisecond: three of them are all
+  # noise on a busy machine, so the heads run for 2 s each, as
+  # bench/torch_head.py runs its heads.
+  go test "$@" -cpu 1 -run '^$' -bench Head -benchtime 2s ./scoring/disc | grep -E '^Benchmark' | sed "s/^/$side /"
 }
 for r in $(seq "$ROUNDS"); do
   if $openblas; then gobench openblas -tags openblas >>"$raw"; fi
   gobench go >>"$raw"
   if $torch; then
-    { /usr/bin/python3 ../shared/bench/torch_reference.py; /usr/bin/python3 bench/torch_head.py; } | sed 's/^/pytorch /' >>"$raw"
+    { /usr/bin/python3 "$SHARED/bench/torch_reference.py"; /usr/bin/python3 bench/torch_head.py; } | sed 's/^/pytorch /' >>"$raw"
   fi
   echo "round $r of $ROUNDS done" >&2
 done

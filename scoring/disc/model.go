@@ -248,6 +248,14 @@ func abs32(x float32) float32 {
 	return x
 }
 
+// absBits is abs32 without a branch (a mispredicted one per feature on
+// random data). It differs from abs32 only in the sign of -0 (and of a
+// NaN), which cannot change a logit: the matrix product sums from +0,
+// and +0 + -0 is +0, so a -0 product adds exactly what a +0 one does.
+func absBits(x float32) float32 {
+	return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+}
+
 func (m *Model) featDim() int {
 	if m.Cfg.Head == HeadLinear {
 		return 3 * m.VecDim()
@@ -333,11 +341,90 @@ func sign32(x float32) float32 {
 // Logits scores n (context, sentence) pairs from cached vectors: row i of
 // l, s and r (each n×VecDim, row-major) is one pair. It returns the logits
 // of p(y=1 | c_<i, s, c_>i).
+//
+// It computes what the training forward pass (headForward) computes
+// without building the feature matrix: the linear head takes its dot
+// products straight from l, s and r, and the interaction head's features
+// are written block by block into the hidden layer's packed input. It runs
+// on the pure-Go kernel whatever the nn backend (see nn.Linear.ForwardFill):
+// its logits are headForward's under the "go" backend bit for bit, and
+// within float rounding of them under "openblas". Logits only reads the
+// model, so it may run from several goroutines at once.
 func (m *Model) Logits(l, s, r []float32) []float32 {
 	d := m.VecDim()
 	n := len(s) / d
-	out, _ := m.headForward(nn.FromData(l, n, d), nn.FromData(s, n, d), nn.FromData(r, n, d))
-	return out.Data
+	if len(s) != n*d || len(l) != n*d || len(r) != n*d {
+		panic(fmt.Sprintf("disc: Logits: %d, %d and %d values for rows of %d", len(l), len(s), len(r), d))
+	}
+	if m.H2 == nil {
+		out := make([]float32, n)
+		m.H1.ForwardCat(out, l, s, r)
+		return out
+	}
+	h := nn.NewTensor(n, m.H1.Out())
+	m.H1.ForwardFill(n, func(dst []float32, i, p int) {
+		interactionFeatures(dst, p, l[i*d:(i+1)*d], s[i*d:(i+1)*d], r[i*d:(i+1)*d])
+	}, h.Data)
+	relu(h.Data)
+	out := make([]float32, n)
+	m.H2.ForwardCat(out, h.Data)
+	h.Release()
+	return out
+}
+
+// relu sets the negative values of x to zero, as headForward does, with a
+// conditional move on the bits instead of a branch (mispredicted half the
+// time on random data): x < 0 exactly when its bits lie in
+// [0x80000001, 0xff800000], the negative numbers from the least subnormal
+// to -Inf, which leaves -0 and NaNs as they are.
+func relu(x []float32) {
+	for i, v := range x {
+		b := math.Float32bits(v)
+		if b-0x80000001 < 0x7f800000 {
+			b = 0
+		}
+		x[i] = math.Float32frombits(b)
+	}
+}
+
+// interactionFeatures writes the interaction head's features p, p+1, ...,
+// p+len(dst)-1 of one (l, s, r) triple into dst: the values features
+// writes at those places, up to the sign of zero (see absBits).
+func interactionFeatures(dst []float32, p int, l, s, r []float32) {
+	d := len(s)
+	for len(dst) > 0 {
+		off := p % d
+		o := dst[:min(d-off, len(dst))]
+		lo, so, ro := l[off:off+len(o)], s[off:off+len(o)], r[off:off+len(o)]
+		switch p / d {
+		case 0:
+			copy(o, lo)
+		case 1:
+			copy(o, so)
+		case 2:
+			copy(o, ro)
+		case 3:
+			for j := range o {
+				o[j] = lo[j] * so[j]
+			}
+		case 4:
+			for j := range o {
+				o[j] = so[j] * ro[j]
+			}
+		case 5:
+			for j := range o {
+				o[j] = absBits(lo[j] - so[j])
+			}
+		case 6:
+			for j := range o {
+				o[j] = absBits(so[j] - ro[j])
+			}
+		default:
+			panic(fmt.Sprintf("disc: feature %d of %d", p, 7*d))
+		}
+		dst = dst[len(o):]
+		p += len(o)
+	}
 }
 
 // LogSigmoid is log p(y=1) for a logit, computed stably.

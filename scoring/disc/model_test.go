@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/scoring/examples"
@@ -248,5 +249,132 @@ func TestClone(t *testing.T) {
 	c.Emb.Weight.Value.Data[5]++
 	if c.Emb.Weight.Value.Data[5] == m.Emb.Weight.Value.Data[5] {
 		t.Fatal("the clone shares memory with the model")
+	}
+}
+
+// headInputs returns n random (l, s, r) rows of width d, with exact zeros
+// of both signs and equal entries planted so that |l-s| and |s-r| meet 0
+// and -0.
+func headInputs(r *rand.Rand, n, d int) (l, s, rr []float32) {
+	vec := func() []float32 {
+		v := make([]float32, n*d)
+		for i := range v {
+			v[i] = r.Float32() - 0.5
+		}
+		return v
+	}
+	l, s, rr = vec(), vec(), vec()
+	negZero := float32(math.Copysign(0, -1))
+	for k := 0; k < n*d; k += 7 {
+		switch k % 4 {
+		case 0:
+			l[k], s[k] = negZero, 0
+		case 1:
+			s[k], rr[k] = negZero, 0
+		case 2:
+			l[k] = s[k]
+		case 3:
+			rr[k] = s[k]
+		}
+	}
+	return l, s, rr
+}
+
+// TestLogitsIsHeadForward checks that Logits, the inference path, gives
+// the logits of headForward, the training forward pass, under the "go"
+// backend bit for bit, with both heads, small and default widths and
+// several thread counts; and the same bits under every backend of the
+// build (it runs on the pure-Go kernel), which puts it within float
+// rounding of headForward under OpenBLAS: the largest difference is logged.
+func TestLogitsIsHeadForward(t *testing.T) {
+	backends := []string{"go"}
+	if nn.CheckBackend("openblas") == nil {
+		backends = []string{"openblas", "go"}
+	}
+	defer nn.SetBackend(backends[0])
+	defer nn.SetThreads(nn.Threads())
+	for _, backend := range backends {
+		for _, head := range []string{HeadInteraction, HeadLinear} {
+			var maxDiff, maxAbs float64
+			for _, cfg := range []Config{tinyConfig(head), DefaultConfig(100)} {
+				cfg.Head = head
+				m, err := New(cfg, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := rand.New(rand.NewSource(5))
+				for _, p := range m.Params() {
+					if strings.HasSuffix(p.Name, ".bias") {
+						for i := range p.Value.Data {
+							p.Value.Data[i] = r.Float32() - 0.5
+						}
+					}
+				}
+				for _, threads := range []int{1, 2} {
+					nn.SetThreads(threads)
+					for _, n := range []int{0, 1, 7, 33, 300} {
+						d := m.VecDim()
+						l, s, rr := headInputs(r, n, d)
+						forward := func(backend string) []float32 {
+							if err := nn.SetBackend(backend); err != nil {
+								t.Fatal(err)
+							}
+							out, _ := m.headForward(nn.FromData(l, n, d), nn.FromData(s, n, d), nn.FromData(rr, n, d))
+							return out.Data
+						}
+						want, ref := forward("go"), forward(backend)
+						got := m.Logits(l, s, rr)
+						for i, w := range want {
+							diff := math.Abs(float64(got[i] - ref[i]))
+							maxDiff, maxAbs = math.Max(maxDiff, diff), math.Max(maxAbs, math.Abs(float64(w)))
+							if math.Float32bits(got[i]) != math.Float32bits(w) || diff > 1e-5*(1+math.Abs(float64(ref[i]))) {
+								t.Fatalf("%s %s d=%d threads %d n=%d: logit %d = %v, headForward %v (%v under go)", backend, head, d, threads, n, i, got[i], ref[i], w)
+							}
+						}
+					}
+				}
+			}
+			t.Logf("%s (%s): largest difference from headForward %g, on logits up to %.3g in size", head, nn.Backend(), maxDiff, maxAbs)
+		}
+	}
+}
+
+// TestLogitsConcurrent scores from several goroutines at once, on one
+// model, and checks every result against a sequential run (and, under
+// -race, that the shared scratch memory is not shared).
+func TestLogitsConcurrent(t *testing.T) {
+	for _, head := range []string{HeadInteraction, HeadLinear} {
+		cfg := DefaultConfig(100)
+		cfg.Head = head
+		m, err := New(cfg, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewSource(7))
+		type job struct{ l, s, r, want []float32 }
+		jobs := make([]job, 6)
+		for i := range jobs {
+			l, s, rr := headInputs(r, 20+17*i, m.VecDim())
+			jobs[i] = job{l, s, rr, m.Logits(l, s, rr)}
+		}
+		errs := make(chan string, len(jobs))
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for rep := 0; rep < 3; rep++ {
+					if got := m.Logits(j.l, j.s, j.r); !slices.Equal(got, j.want) {
+						errs <- fmt.Sprintf("%s: %d pairs: concurrent logits differ from sequential ones", head, len(j.want))
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
 	}
 }

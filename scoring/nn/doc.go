@@ -27,7 +27,9 @@
 // elsewhere. A cgo build with the build tag openblas (go build -tags
 // openblas; Debian package libopenblas-dev) links OpenBLAS as well and uses
 // it by default, single-threaded unless SetThreads says otherwise;
-// SetBackend("go") selects the pure-Go kernel there too. Backend names the implementation in use. Element-wise
+// SetBackend("go") selects the pure-Go kernel there too. Backend names the implementation in use.
+// Linear.ForwardFill and Linear.ForwardCat, which take an input that is
+// not stored, run on the pure-Go kernel with either backend. Element-wise
 // activations and softmax use AVX-512 assembly from internal/vecmath where
 // available. GODEBUG=cpu.avx512f=off (or cpu.all=off) disables the
 // assembly paths, for testing.

@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/ctxsim/ctxsim/scoring/nn/internal/gogemm"
 )
 
 // Linear is the affine map y = x·Wᵀ + b applied to every row of x. W is
@@ -55,6 +57,74 @@ func (l *Linear) Forward(x *Tensor) *Tensor {
 		addBiasRows(y.Data, l.B.Value.Data)
 	}
 	return y
+}
+
+// ForwardFill is Forward for an (n, In()) input x that is not stored:
+// fill(dst, i, p) writes x[i][p : p+len(dst)] into dst, and the product
+// packs x from it block by block. The n*Out() outputs go to y.
+//
+// ForwardFill and ForwardCat run on the pure-Go kernel whatever the
+// backend, since OpenBLAS needs its input stored: their outputs are those
+// of Forward under the "go" backend, bit for bit, and within float
+// rounding of Forward under "openblas". fill may be called from several
+// goroutines at once (see SetThreads), for different rows.
+func (l *Linear) ForwardFill(n int, fill func(dst []float32, i, p int), y []float32) {
+	in, out := l.In(), l.Out()
+	if n < 0 || len(y) != n*out {
+		panic(fmt.Sprintf("nn: Linear.ForwardFill: %d outputs for %d rows of %d", len(y), n, out))
+	}
+	gogemm.GemmFillA(gogemm.Best(), n, out, in, fill, true, l.W.Value.Data, in, y, out)
+	if l.B != nil {
+		addBiasRows(y, l.B.Value.Data)
+	}
+}
+
+// ForwardCat is Forward for the input whose row i is the concatenation of
+// the rows i of parts, each a row-major (n, w_j) matrix with the w_j adding
+// up to In(), without building it; n is len(y)/Out() and y receives the
+// outputs. With one output it takes the dot products straight from the
+// parts (gogemm.RowDots), otherwise it is ForwardFill; see ForwardFill for
+// the kernel and the rounding.
+func (l *Linear) ForwardCat(y []float32, parts ...[]float32) {
+	in, out := l.In(), l.Out()
+	n := len(y) / out
+	if len(y) != n*out {
+		panic(fmt.Sprintf("nn: Linear.ForwardCat: %d outputs, not rows of %d", len(y), out))
+	}
+	if n == 0 {
+		return
+	}
+	width := 0
+	for j, p := range parts {
+		if len(p)%n != 0 {
+			panic(fmt.Sprintf("nn: Linear.ForwardCat: part %d has %d values for %d rows", j, len(p), n))
+		}
+		width += len(p) / n
+	}
+	if width != in {
+		panic(fmt.Sprintf("nn: Linear.ForwardCat: parts %d wide for input %d", width, in))
+	}
+	if out != 1 {
+		l.ForwardFill(n, func(dst []float32, i, p int) {
+			for _, part := range parts {
+				w := len(part) / n
+				if p >= w {
+					p -= w
+					continue
+				}
+				c := copy(dst, part[i*w+p:(i+1)*w])
+				if dst = dst[c:]; len(dst) == 0 {
+					return
+				}
+				p = 0
+			}
+		}, y)
+		return
+	}
+	gogemm.RowDots(gogemm.Best(), n, parts, l.W.Value.Data, y)
+	if l.B != nil {
+		addBiasRows(y, l.B.Value.Data)
+	}
 }
 
 // Backward accumulates the parameter gradients for the forward input x and

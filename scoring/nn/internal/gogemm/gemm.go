@@ -5,6 +5,7 @@
 package gogemm
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -30,10 +31,13 @@ type Kernel struct {
 	// MR and NR are the tile's rows and columns.
 	MR, NR int
 	fn     func(kc int, a, b, c []float32, ldc int, store bool)
+	// dots adds to acc[j], for j < rows, the products x[j*ld+p]*w[p] for
+	// p = 0, 1, ..., len(w)-1 in turn, rounding as fn does.
+	dots func(x []float32, ld, rows int, w []float32, acc *[dotRows]float32)
 }
 
 // Generic is the portable scalar 4×4 kernel, available everywhere.
-var Generic = Kernel{Name: "generic4x4", MR: 4, NR: 4, fn: kernel4x4}
+var Generic = Kernel{Name: "generic4x4", MR: 4, NR: 4, fn: kernel4x4, dots: dotsGo}
 
 // best is the kernel used by Gemm: the fastest one this CPU supports.
 var best = func() Kernel { ks := Kernels(); return ks[len(ks)-1] }()
@@ -71,7 +75,12 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 	}
 }
 
-type packBuf struct{ a, t []float32 }
+// packBuf holds a packed block of A (a), an edge tile of C (t) and rows
+// of a generated A (r, viewed as rows).
+type packBuf struct {
+	a, t, r []float32
+	rows    [][]float32
+}
 
 var packPool = sync.Pool{New: func() any { return new(packBuf) }}
 var packBPool = sync.Pool{New: func() any { s := []float32(nil); return &s }}
@@ -97,10 +106,83 @@ func GemmWith(kn Kernel, transA, transB bool, m, n, k int, alpha float32, a []fl
 	defer packBPool.Put(bpp)
 	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
 	*bpp = bp
-	gemmBlocked(kn, transA, m, n, k, alpha, a, lda, beta == 0, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
+	gemmBlocked(kn, m, n, k, stridedA(kn, transA, a, lda, alpha), beta == 0, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
 		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
 		return bp
 	})
+}
+
+// stridedA packs blocks of alpha*op(A) for A stored in memory.
+func stridedA(kn Kernel, transA bool, a []float32, lda int, alpha float32) func(buf *packBuf, ic, pc, mb, kb int) {
+	return func(buf *packBuf, ic, pc, mb, kb int) {
+		packA(buf.a, transA, a, lda, ic, pc, mb, kb, kn.MR, alpha)
+	}
+}
+
+// GemmFillA computes C = A*op(B), overwriting C, for an m×k matrix A that
+// is not stored: fill(dst, i, p) writes A[i][p : p+len(dst)] into dst
+// (len(dst) is at most 256). B and C are as in GemmWith. The result is
+// bit-identical to GemmWith(kn, false, transB, m, n, k, 1, A, k, b, ldb,
+// 0, c, ldc) on the stored A: the same kernel sums the same products in
+// the same order. fill may be called from several goroutines at once (see
+// SetThreads), each time for a different row.
+func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), transB bool, b []float32, ldb int, c []float32, ldc int) {
+	if k == 0 || m == 0 || n == 0 {
+		scaleC(m, n, 0, c, ldc)
+		return
+	}
+	bpp := packBPool.Get().(*[]float32)
+	defer packBPool.Put(bpp)
+	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
+	*bpp = bp
+	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
+		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
+		return bp
+	})
+}
+
+// filledA packs blocks of a generated A: it has fill write up to MR rows
+// of the block, then interleaves them into the panel layout of packA.
+func filledA(kn Kernel, fill func(dst []float32, i, p int)) func(buf *packBuf, ic, pc, mb, kb int) {
+	mr := kn.MR
+	return func(buf *packBuf, ic, pc, mb, kb int) {
+		buf.r = grow(buf.r, mr*kb)
+		if len(buf.rows) != mr {
+			buf.rows = make([][]float32, mr)
+		}
+		rows := buf.rows
+		for ir := 0; ir < mb; ir += mr {
+			nr := min(mr, mb-ir)
+			for i := range rows {
+				rows[i] = buf.r[i*kb : (i+1)*kb : (i+1)*kb]
+				if i < nr {
+					fill(rows[i], ic+ir+i, pc)
+				} else {
+					clear(rows[i])
+				}
+			}
+			interleave(buf.a[ir*kb:ir*kb+mr*kb], rows, kb)
+		}
+	}
+}
+
+// interleave writes dst[p*len(rows)+i] = rows[i][p] for p < kb.
+func interleave(dst []float32, rows [][]float32, kb int) {
+	if len(rows) == 6 {
+		r0, r1, r2, r3, r4, r5 := rows[0][:kb], rows[1][:kb], rows[2][:kb], rows[3][:kb], rows[4][:kb], rows[5][:kb]
+		dst = dst[:6*kb]
+		for p := range r0 {
+			q := dst[6*p : 6*p+6 : 6*p+6]
+			q[0], q[1], q[2], q[3], q[4], q[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+		}
+		return
+	}
+	mr := len(rows)
+	for i, r := range rows {
+		for p, v := range r[:kb] {
+			dst[p*mr+i] = v
+		}
+	}
 }
 
 // PackedB is a k×n right-hand operand op(B) packed once for kernel Kernel,
@@ -145,15 +227,16 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	if beta != 0 {
 		scaleC(m, pb.n, beta, c, ldc)
 	}
-	gemmBlocked(pb.kn, transA, m, pb.n, pb.k, alpha, a, lda, beta == 0, c, ldc, func(i, _, _, _, _ int) []float32 {
+	gemmBlocked(pb.kn, m, pb.n, pb.k, stridedA(pb.kn, transA, a, lda, alpha), beta == 0, c, ldc, func(i, _, _, _, _ int) []float32 {
 		return pb.blocks[i]
 	})
 }
 
 // gemmBlocked adds alpha*op(A)*op(B) to C, or stores it in C when
-// overwrite is set (C is then never read). panelB returns the packed kb×nb
-// block of op(B) at (pc, jc), the i-th block in loop order.
-func gemmBlocked(kn Kernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32) {
+// overwrite is set (C is then never read). panelA packs the mb×kb block of
+// alpha*op(A) at (ic, pc) into buf.a, as packA does; panelB returns the
+// packed kb×nb block of op(B) at (pc, jc), the i-th block in loop order.
+func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, kb int), overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32) {
 	mr := kn.MR
 	mc, nc := blockMPanels*mr, blockNPanels*kn.NR
 	nthreads := Threads()
@@ -172,7 +255,7 @@ func gemmBlocked(kn Kernel, transA bool, m, n, k int, alpha float32, a []float32
 				mb := min(mc, m-ic)
 				buf.a = grow(buf.a, roundUp(mb, mr)*kb)
 				buf.t = grow(buf.t, mr*kn.NR)
-				packA(buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
+				panelA(buf, ic, pc, mb, kb)
 				macroKernel(kn, buf.a, bp, buf.t, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0)
 			}
 			if nthreads <= 1 || nBlocks == 1 {
@@ -358,4 +441,73 @@ func kernel4x4(kc int, a, b, c []float32, ldc int, store bool) {
 	r[1] += c31
 	r[2] += c32
 	r[3] += c33
+}
+
+// dotRows is the number of rows RowDots works on at once.
+const dotRows = 32
+
+// RowDots sets c[i] = Σ_p A[i][p]·w[p] for the m×len(w) matrix A whose
+// row i is the concatenation of the rows i of parts (parts[j] is m×w_j,
+// row-major, and the w_j add up to len(w)), without building A. The result
+// is bit-identical to GemmWith(kn, false, false, m, 1, len(w), 1, A,
+// len(w), w, 1, 0, c, 1): each c[i] is the same sum of the same products in
+// the same order, blocked over p as GemmWith blocks it, but none of the
+// lanes of the kernel's tiles are spent on absent columns of C.
+func RowDots(kn Kernel, m int, parts [][]float32, w, c []float32) {
+	if m == 0 {
+		return
+	}
+	k := len(w)
+	widths := make([]int, len(parts))
+	sum := 0
+	for j, p := range parts {
+		widths[j] = len(p) / m
+		if len(p) != m*widths[j] {
+			panic(fmt.Sprintf("gogemm: RowDots: part %d has %d values for %d rows", j, len(p), m))
+		}
+		sum += widths[j]
+	}
+	if sum != k || len(c) < m {
+		panic(fmt.Sprintf("gogemm: RowDots: parts %d wide for %d weights, %d outputs for %d rows", sum, k, len(c), m))
+	}
+	if k == 0 {
+		clear(c[:m])
+		return
+	}
+	var acc [dotRows]float32
+	for i0 := 0; i0 < m; i0 += dotRows {
+		rows := min(dotRows, m-i0)
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			clear(acc[:])
+			off := 0
+			for j, p := range parts {
+				wj := widths[j]
+				if lo, hi := max(pc, off), min(pc+kb, off+wj); lo < hi {
+					kn.dots(p[i0*wj+lo-off:], wj, rows, w[lo:hi], &acc)
+				}
+				off += wj
+			}
+			out := c[i0 : i0+rows]
+			if pc == 0 {
+				copy(out, acc[:rows])
+				continue
+			}
+			for i := range out {
+				out[i] += acc[i]
+			}
+		}
+	}
+}
+
+// dotsGo is the dots function of the scalar kernel, with its expression.
+func dotsGo(x []float32, ld, rows int, w []float32, acc *[dotRows]float32) {
+	n := len(w)
+	for j := 0; j < rows; j++ {
+		a := acc[j]
+		for p, v := range x[j*ld : j*ld+n] {
+			a += v * w[p]
+		}
+		acc[j] = a
+	}
 }

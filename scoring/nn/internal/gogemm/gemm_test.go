@@ -73,3 +73,77 @@ func TestKernelsAndPacked(t *testing.T) {
 		}
 	}
 }
+
+// sameBits reports the first index where got and want differ in any bit.
+func sameBits(got, want []float32) (int, bool) {
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// TestFillAIsGemm checks that a generated A gives bit for bit the product
+// of the stored one, on one thread and several.
+func TestFillAIsGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	defer SetThreads(Threads())
+	for _, kn := range Kernels() {
+		for _, sz := range [][3]int{{1, 1, 1}, {7, 5, 3}, {150, 33, 700}, {300, 9, 256}, {13, 300, 4200}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			a := randSlice(rng, m*k)
+			fill := func(dst []float32, i, p int) { copy(dst, a[i*k+p:]) }
+			for _, tb := range []bool{false, true} {
+				ldb := n
+				if tb {
+					ldb = k
+				}
+				b := randSlice(rng, k*n)
+				for _, threads := range []int{1, 3} {
+					SetThreads(threads)
+					want := make([]float32, m*n)
+					GemmWith(kn, false, tb, m, n, k, 1, a, k, b, ldb, 0, want, n)
+					got := randSlice(rng, m*n)
+					GemmFillA(kn, m, n, k, fill, tb, b, ldb, got, n)
+					if i, ok := sameBits(got, want); !ok {
+						t.Fatalf("%s %v tb=%v: GemmFillA c[%d] = %v, GemmWith %v", kn.Name, sz, tb, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRowDotsIsGemm checks that RowDots gives bit for bit the one-column
+// product of the concatenated parts, across block and part boundaries and
+// partial groups of rows.
+func TestRowDotsIsGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	for _, kn := range Kernels() {
+		for _, m := range []int{1, 5, 31, 32, 33, 100} {
+			for _, widths := range [][]int{{1}, {3, 3, 3}, {600, 600, 600}, {300, 257}, {1000}, {0, 5, 0}} {
+				k := 0
+				var parts [][]float32
+				for _, w := range widths {
+					parts = append(parts, randSlice(rng, m*w))
+					k += w
+				}
+				a := make([]float32, 0, m*k)
+				for i := 0; i < m; i++ {
+					for j, w := range widths {
+						a = append(a, parts[j][i*w:(i+1)*w]...)
+					}
+				}
+				w := randSlice(rng, k)
+				want := make([]float32, m)
+				GemmWith(kn, false, false, m, 1, k, 1, a, k, w, 1, 0, want, 1)
+				got := randSlice(rng, m)
+				RowDots(kn, m, parts, w, got)
+				if i, ok := sameBits(got, want); !ok {
+					t.Fatalf("%s m=%d widths %v: c[%d] = %v, GemmWith %v", kn.Name, m, widths, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -14,10 +14,30 @@ func kernel6x16AVX2(kc int, a, b, c *float32, ldc int, store int)
 //go:noescape
 func kernel6x32AVX512(kc int, a, b, c *float32, ldc int, store int)
 
+//go:noescape
+func dots32AVX2(n int, x *float32, idx *int32, w *float32, acc *float32)
+
+// dotsFMA is the dots function of the FMA kernels (AVX2 and AVX-512 CPUs
+// both have AVX2 gathers).
+func dotsFMA(x []float32, ld, rows int, w []float32, acc *[dotRows]float32) {
+	n := len(w)
+	if n == 0 {
+		return
+	}
+	if rows < 1 || rows > dotRows || ld < n || int64(ld)*(dotRows-1) > 1<<31-1 || len(x) < (rows-1)*ld+n {
+		panic(fmt.Sprintf("gogemm: dots: %d rows of %d with stride %d in %d values", rows, n, ld, len(x)))
+	}
+	var idx [dotRows]int32
+	for j := range idx {
+		idx[j] = int32(min(j, rows-1) * ld)
+	}
+	dots32AVX2(n, &x[0], &idx[0], &w[0], &acc[0])
+}
+
 // asmKernel wraps an assembly micro-kernel with the bounds checks that the
 // assembly cannot do.
 func asmKernel(name string, mr, nr int, f func(kc int, a, b, c *float32, ldc int, store int)) Kernel {
-	return Kernel{Name: name, MR: mr, NR: nr, fn: func(kc int, a, b, c []float32, ldc int, store bool) {
+	return Kernel{Name: name, MR: mr, NR: nr, dots: dotsFMA, fn: func(kc int, a, b, c []float32, ldc int, store bool) {
 		if kc <= 0 || len(a) < kc*mr || len(b) < kc*nr || len(c) < (mr-1)*ldc+nr {
 			panic(fmt.Sprintf("gogemm: %s: bad panel sizes", name))
 		}

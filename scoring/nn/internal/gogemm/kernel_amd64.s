@@ -220,3 +220,52 @@ kernel6x32AVX512_overwrite:
 	VMOVUPS Z11, 64(DI)
 	VZEROUPPER
 	RET
+
+// func dots32AVX2(n int, x *float32, idx *int32, w *float32, acc *float32)
+//
+// For each of 32 lanes j: acc[j] = fma(x[idx[j]+p], w[p], acc[j]) for
+// p = 0, 1, ..., n-1 in turn, one rounding per step: the sums the GEMM
+// kernels above form for one column of C, with the rows of A gathered
+// from memory (idx: element offsets of the rows from x) instead of packed.
+TEXT ·dots32AVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ x+8(FP), AX
+	MOVQ idx+16(FP), BX
+	MOVQ w+24(FP), DX
+	MOVQ acc+32(FP), DI
+	VMOVDQU 0(BX), Y0
+	VMOVDQU 32(BX), Y1
+	VMOVDQU 64(BX), Y2
+	VMOVDQU 96(BX), Y3
+	VMOVUPS 0(DI), Y4
+	VMOVUPS 32(DI), Y5
+	VMOVUPS 64(DI), Y6
+	VMOVUPS 96(DI), Y7
+	VPCMPEQD Y13, Y13, Y13
+	TESTQ CX, CX
+	JE dots32AVX2_done
+dots32AVX2_loop:
+	VBROADCASTSS 0(DX), Y8
+	VMOVDQA Y13, Y14
+	VGATHERDPS Y14, (AX)(Y0*4), Y9
+	VMOVDQA Y13, Y15
+	VGATHERDPS Y15, (AX)(Y1*4), Y10
+	VMOVDQA Y13, Y14
+	VGATHERDPS Y14, (AX)(Y2*4), Y11
+	VMOVDQA Y13, Y15
+	VGATHERDPS Y15, (AX)(Y3*4), Y12
+	VFMADD231PS Y8, Y9, Y4
+	VFMADD231PS Y8, Y10, Y5
+	VFMADD231PS Y8, Y11, Y6
+	VFMADD231PS Y8, Y12, Y7
+	ADDQ $4, AX
+	ADDQ $4, DX
+	DECQ CX
+	JNZ dots32AVX2_loop
+dots32AVX2_done:
+	VMOVUPS Y4, 0(DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y6, 64(DI)
+	VMOVUPS Y7, 96(DI)
+	VZEROUPPER
+	RET
