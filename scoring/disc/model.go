@@ -129,6 +129,14 @@ type EncCache struct {
 	lengths []int
 	steps   int
 	enc     *nn.BiLSTMCache
+	x       *nn.Tensor // the embedded input, which enc refers to
+}
+
+// release hands the cache's buffers back for reuse; it must not be used
+// afterwards.
+func (c *EncCache) release() {
+	c.enc.Release()
+	c.x.Release()
 }
 
 // padBatch turns token sequences into one padded id list, truncating to
@@ -154,6 +162,14 @@ func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *EncCache) {
 	ids, lengths, steps := m.padBatch(seqs)
 	x := m.Emb.Forward(ids).Reshape(len(seqs), steps, m.Cfg.EmbedDim)
 	out, cache := m.Enc.Forward(x, lengths)
+	defer func() {
+		// Only the vectors are needed after this; backward uses the cache.
+		out.Out.Release()
+		out.HFwd.Release()
+		out.CFwd.Release()
+		out.HBwd.Release()
+		out.CBwd.Release()
+	}()
 	d := m.VecDim()
 	v := nn.NewTensor(len(seqs), d)
 	for b := range seqs {
@@ -169,7 +185,7 @@ func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *EncCache) {
 			row[j] *= inv
 		}
 	}
-	return v, &EncCache{ids: ids, lengths: lengths, steps: steps, enc: cache}
+	return v, &EncCache{ids: ids, lengths: lengths, steps: steps, enc: cache, x: x}
 }
 
 // encodeBackward back-propagates sentence-vector gradients dv into the
@@ -205,7 +221,10 @@ func (m *Model) EncoderParams() []*nn.Param { return append(m.Emb.Params(), m.En
 
 // Encode returns the sentence vectors of seqs (token ids), one row each.
 func (m *Model) Encode(seqs [][]int32) [][]float32 {
-	v, _ := m.encode(seqs)
+	v, c := m.encode(seqs)
+	// Inference keeps nothing for backward: the buffers go back to the
+	// pool, so the next batch is not fresh memory to fault in and zero.
+	c.release()
 	d := m.VecDim()
 	out := make([][]float32, len(seqs))
 	for i := range out {

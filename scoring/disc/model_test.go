@@ -378,3 +378,34 @@ func TestLogitsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeReusesBuffers checks that Encode, which hands its buffers back
+// for reuse, gives the same vectors whatever ran before it.
+func TestEncodeReusesBuffers(t *testing.T) {
+	m, err := New(DefaultConfig(50), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(2))
+	batch := func(n, maxLen int) [][]int32 {
+		out := make([][]int32, n)
+		for i := range out {
+			out[i] = make([]int32, 1+r.Intn(maxLen))
+			for j := range out[i] {
+				out[i][j] = int32(1 + r.Intn(49))
+			}
+		}
+		return out
+	}
+	a := batch(20, 30)
+	first := m.Encode(a)
+	for range 3 {
+		m.Encode(batch(40, 60)) // larger buffers, other contents
+		again := m.Encode(a)
+		for i := range first {
+			if !slices.Equal(first[i], again[i]) {
+				t.Fatalf("sentence %d: vector changed after other batches", i)
+			}
+		}
+	}
+}
