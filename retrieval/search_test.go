@@ -268,6 +268,10 @@ func TestAnalyzerBigrams(t *testing.T) {
 	if got != "the cat|cat sat|sat the" {
 		t.Fatalf("bigrams %q", got)
 	}
+	got = strings.Join(a.BigramTokens("The cat sat, the cat sat!"), "|")
+	if got != "the cat|cat sat|sat the|the cat|cat sat" {
+		t.Fatalf("bigram tokens %q", got)
+	}
 	if got := a.Bigrams("Hello"); len(got) != 0 {
 		t.Fatalf("one word has no bigram: %q", got)
 	}
