@@ -1,9 +1,13 @@
 // Command retrievalbench measures an index: query latency over a query file,
 // and near-duplicate recall (corpus sentences with two words replaced must
-// find their original chunk in the top 10).
+// find their original chunk in the top 10). It also exports an index's
+// chunks and a query file as the exact terms the index's analyzer produces,
+// so that another engine (bench/xapian.py) can index and query the same
+// terms.
 //
-//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000
+//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000 [-ids FILE -ids_k 1000] [-cpuprofile FILE]
 //	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000
+//	retrievalbench terms -index DIR -queries stsb-dev.tsv -n 1000 -out DIR [-chunks DIR]
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -26,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup [flags]")
+		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup|terms [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -39,6 +44,11 @@ func main() {
 	minWords := fs.Int("min_words", 4, "neardup: shortest sentence (words) to use")
 	seed := fs.Int64("seed", 1, "neardup: random seed")
 	failures := fs.Int("failures", 0, "neardup: print this many failed queries")
+	idsPath := fs.String("ids", "", "latency: write each query's top ids_k chunk IDs and scores, and the hits tied with the last, to this gzip TSV")
+	idsK := fs.Int("ids_k", 1000, "latency: chunk IDs per query written to -ids")
+	cpuProfile := fs.String("cpuprofile", "", "latency: write a CPU profile of the timed queries to this file")
+	chunks := fs.String("chunks", "", "terms: the index job's chunks table (default: DIR/../chunks for -index DIR)")
+	outDir := fs.String("out", "", "terms: output directory")
 	fs.Parse(os.Args[2:])
 
 	ix, err := retrieval.Open(*indexDir)
@@ -49,9 +59,17 @@ func main() {
 	ix.MinBigrams = *minBigrams
 	switch os.Args[1] {
 	case "latency":
-		latency(ix, *queries, *n, *k)
+		latency(ix, *queries, *n, *k, *idsPath, *idsK, *cpuProfile)
 	case "neardup":
 		neardup(ix, *sentences, *n, *minWords, *seed, *failures)
+	case "terms":
+		dir := *chunks
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(filepath.Clean(*indexDir)), "chunks")
+		}
+		if err := exportTerms(ix, dir, *queries, *n, *outDir); err != nil {
+			fail(err)
+		}
 	default:
 		fail(fmt.Errorf("unknown mode %q", os.Args[1]))
 	}
@@ -84,12 +102,29 @@ func readQueries(path string, n int) []string {
 	return out
 }
 
-func latency(ix *retrieval.Index, path string, n, k int) {
+// latency times the top-k search of each query, one after the other. With
+// idsPath it also writes each query's top idsK hits (see writeTop), and with
+// profile a CPU profile of the timed loop; neither is timed.
+func latency(ix *retrieval.Index, path string, n, k int, idsPath string, idsK int, profile string) {
 	qs := readQueries(path, n)
 	ctx := context.Background()
 	// Warm up the OS page cache and bleve's segment caches.
 	for _, q := range qs[:min(20, len(qs))] {
 		ix.Search(ctx, q, k, nil)
+	}
+	var tops [][]schemas.Hit
+	if idsPath != "" {
+		tops = make([][]schemas.Hit, len(qs))
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer f.Close()
 	}
 	lat := make([]time.Duration, len(qs))
 	var hits, empty int
@@ -105,8 +140,19 @@ func latency(ix *retrieval.Index, path string, n, k int) {
 		if len(h) == 0 {
 			empty++
 		}
+		if tops != nil {
+			tops[i] = topWithTies(h, idsK)
+		}
 	}
 	total := time.Since(start)
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if idsPath != "" {
+		if err := writeTop(idsPath, tops); err != nil {
+			fail(err)
+		}
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
 	fmt.Printf("latency shards=%d unigrams=%t k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
