@@ -23,7 +23,8 @@
 #
 # Needs ../shared/data and Debian's python3-xapian (run by /usr/bin/python3);
 # a benchmark, not a test: nothing else needs Xapian. PROFILE=1 adds a CPU
-# profile of bleve's queries (GOMAXPROCS=1, `go tool pprof -top`).
+# profile of bleve's queries (GOMAXPROCS=1, `go tool pprof -top`, flat and
+# cumulative).
 # Appends a dated block to bench/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,6 +120,8 @@ if [ "${PROFILE:-0}" = 1 ]; then
   prof=$WORK/x20-bleve.pprof
   GOMAXPROCS=1 bin/retrievalbench latency -index "$IDX/index" -queries "$STS" -n "$N" -k "$K" -cpuprofile "$prof" |
     sed 's/^latency /bleve profiled /' | tee -a "$RES"
-  log "-- bleve CPU profile ($prof), top 25 by flat time"
-  go tool pprof -top -nodecount=25 bin/retrievalbench "$prof" 2>/dev/null | sed -n '/^Showing\|flat%/,$p' | tee -a "$RES"
+  log "-- bleve CPU profile ($prof), top 20 by flat time"
+  go tool pprof -top -nodecount=20 bin/retrievalbench "$prof" 2>/dev/null | sed -n '/^Showing\|flat%/,$p' | tee -a "$RES"
+  log "-- the same, top 40 by cumulative time"
+  go tool pprof -top -cum -nodecount=40 bin/retrievalbench "$prof" 2>/dev/null | sed -n '/flat%/,$p' | tee -a "$RES"
 fi
