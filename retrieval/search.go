@@ -1,11 +1,13 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
@@ -35,6 +37,12 @@ type Index struct {
 	// MinBigrams: queries with fewer distinct bigrams found in the index
 	// than this also search the unigram field, when the index has one.
 	MinBigrams int
+	// BleveCollector makes each shard's top-K search go through bleve's own
+	// top-N collector sorted by (-_score, _id), which reads and compares the
+	// chunk ID of every matching chunk. The default collector (topN) returns
+	// the same hits, scores and order several times faster; this one is kept
+	// to check it against.
+	BleveCollector bool
 }
 
 // Open opens the index in dir read-only. Several processes may open the same
@@ -242,11 +250,11 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 			all = append(all, h)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].Score != all[j].Score {
-			return all[i].Score > all[j].Score
+	slices.SortFunc(all, func(a, b schemas.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
 		}
-		return all[i].ChunkID < all[j].ChunkID
+		return strings.Compare(a.ChunkID, b.ChunkID)
 	})
 	if len(all) > k {
 		all = all[:k]
@@ -283,16 +291,20 @@ func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint
 		clauses[t] = tq
 	}
 	qnorm := 1 / math.Sqrt(wsum)
-	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(clauses...), size, 0, false)
-	req.SortBy([]string{"-_score", "_id"})
-	res, err := ix.shards[s].SearchInContext(ctx, req)
+	q := bleve.NewDisjunctionQuery(clauses...)
+	var top []shardHit
+	if ix.BleveCollector {
+		top, err = bleveTop(ctx, ix.shards[s], q, size)
+	} else {
+		top, err = topN(ctx, ix.shards[s], q, size)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search shard %d: %w", s, err)
 	}
 	scale := gnorm / qnorm
-	hits := make([]schemas.Hit, len(res.Hits))
-	for i, h := range res.Hits {
-		hits[i] = schemas.Hit{ChunkID: h.ID, Score: float32(h.Score * scale)}
+	hits := make([]schemas.Hit, len(top))
+	for i, h := range top {
+		hits[i] = schemas.Hit{ChunkID: h.id, Score: float32(h.score * scale)}
 	}
 	return hits, nil
 }
