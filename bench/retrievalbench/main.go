@@ -5,9 +5,13 @@
 // so that another engine (bench/xapian.py) can index and query the same
 // terms.
 //
-//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000 [-ids FILE -ids_k 1000] [-cpuprofile FILE]
-//	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000
+//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000 [-ids FILE -ids_k 1000] [-cpuprofile FILE] [-bleve_collector]
+//	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000 [-bleve_collector]
 //	retrievalbench terms -index DIR -queries stsb-dev.tsv -n 1000 -out DIR [-chunks DIR]
+//
+// -bleve_collector searches through bleve's own (-_score, _id) top-N
+// collector (retrieval.Index.BleveCollector) instead of the default one,
+// which returns the same hits faster; with -ids the two can be compared.
 package main
 
 import (
@@ -49,6 +53,7 @@ func main() {
 	cpuProfile := fs.String("cpuprofile", "", "latency: write a CPU profile of the timed queries to this file")
 	chunks := fs.String("chunks", "", "terms: the index job's chunks table (default: DIR/../chunks for -index DIR)")
 	outDir := fs.String("out", "", "terms: output directory")
+	bleveCollector := fs.Bool("bleve_collector", false, "latency, neardup: use bleve's (-_score, _id) top-N collector instead of the default one (same hits, slower)")
 	fs.Parse(os.Args[2:])
 
 	ix, err := retrieval.Open(*indexDir)
@@ -57,6 +62,7 @@ func main() {
 	}
 	defer ix.Close()
 	ix.MinBigrams = *minBigrams
+	ix.BleveCollector = *bleveCollector
 	switch os.Args[1] {
 	case "latency":
 		latency(ix, *queries, *n, *k, *idsPath, *idsK, *cpuProfile)
@@ -155,10 +161,18 @@ func latency(ix *retrieval.Index, path string, n, k int, idsPath string, idsK in
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-	fmt.Printf("latency shards=%d unigrams=%t k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
-		ix.Meta.NumShards, ix.Meta.Unigrams, k, len(qs),
+	fmt.Printf("latency shards=%d unigrams=%t collector=%s k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
+		ix.Meta.NumShards, ix.Meta.Unigrams, collector(ix), k, len(qs),
 		ms(pct(0.5)), ms(pct(0.95)), ms(lat[len(lat)-1]), ms(total)/float64(len(qs)),
 		float64(len(qs))/total.Seconds(), float64(hits)/float64(len(qs)), empty)
+}
+
+// collector names the top-K collector ix searches with.
+func collector(ix *retrieval.Index) string {
+	if ix.BleveCollector {
+		return "bleve"
+	}
+	return "topn"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -253,8 +267,8 @@ func neardup(ix *retrieval.Index, glob string, n, minWords int, seed int64, fail
 			tot.ok++
 		}
 	}
-	fmt.Printf("neardup shards=%d unigrams=%t min_bigrams=%d min_words=%d sentences=%d top10=%.1f%% top10_any_identical=%.1f%%",
-		ix.Meta.NumShards, ix.Meta.Unigrams, ix.MinBigrams, minWords, tot.n,
+	fmt.Printf("neardup shards=%d unigrams=%t collector=%s min_bigrams=%d min_words=%d sentences=%d top10=%.1f%% top10_any_identical=%.1f%%",
+		ix.Meta.NumShards, ix.Meta.Unigrams, collector(ix), ix.MinBigrams, minWords, tot.n,
 		100*float64(tot.ok)/float64(tot.n), 100*float64(lenient)/float64(tot.n))
 	var names []string
 	for k := range buckets {
