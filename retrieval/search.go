@@ -236,12 +236,16 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	}
 	wg.Wait()
 
-	var all []schemas.Hit
-	excluded := 0
+	n := 0
 	for _, r := range results {
 		if r.err != nil {
 			return nil, 0, r.err
 		}
+		n += len(r.hits)
+	}
+	all := make([]schemas.Hit, 0, n)
+	excluded := 0
+	for _, r := range results {
 		for _, h := range r.hits {
 			if ex[h.ChunkID] {
 				excluded++
@@ -250,16 +254,34 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 			all = append(all, h)
 		}
 	}
-	slices.SortFunc(all, func(a, b schemas.Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ChunkID, b.ChunkID)
-	})
+	if len(all) == 0 {
+		return nil, excluded, nil
+	}
+	sortHits(all)
 	if len(all) > k {
 		all = all[:k]
 	}
 	return all, excluded, nil
+}
+
+// sortHits sorts hits by score, best first, then by chunk ID. It compares
+// IDs only within runs of equal scores. (One shard's hits come sorted by
+// their float64 scores; rounding to float32 joins some of them into ties.)
+func sortHits(hits []schemas.Hit) {
+	byScore := func(a, b schemas.Hit) int { return cmp.Compare(b.Score, a.Score) }
+	if !slices.IsSortedFunc(hits, byScore) {
+		slices.SortFunc(hits, byScore)
+	}
+	for i := 0; i < len(hits); {
+		j := i + 1
+		for j < len(hits) && hits[j].Score == hits[i].Score {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(hits[i:j], func(a, b schemas.Hit) int { return strings.Compare(a.ChunkID, b.ChunkID) })
+		}
+		i = j
+	}
 }
 
 // searchShard runs the query on shard s with per-term boosts that turn the

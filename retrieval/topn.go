@@ -92,7 +92,9 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []sha
 		DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize()+1, 0),
 		IndexReader:       r,
 	}
-	top := topScores{k: size}
+	// Count is the sum of the terms' document frequencies: at least the
+	// number of matches.
+	top := topScores{k: size, heap: make([]scoredDoc, 0, min(uint64(size), sr.Count()))}
 	for n := 0; ; n++ {
 		if n%checkDoneEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -112,7 +114,10 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []sha
 		top.add(d.Score, binary.BigEndian.Uint64(d.IndexInternalID))
 		sctx.DocumentMatchPool.Put(d)
 	}
+	// Sort the survivors by score, best first, read their IDs, then order
+	// each run of equal scores by ID: string comparisons only among ties.
 	kept := top.survivors()
+	slices.SortFunc(kept, func(a, b scoredDoc) int { return cmp.Compare(b.score, a.score) })
 	out := make([]shardHit, len(kept))
 	var buf [8]byte
 	for i, c := range kept {
@@ -123,7 +128,16 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []sha
 		}
 		out[i] = shardHit{id, c.score}
 	}
-	slices.SortFunc(out, compareShardHits)
+	for i := 0; i < len(out) && i < size; {
+		j := i + 1
+		for j < len(out) && out[j].score == out[i].score {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], compareShardHits)
+		}
+		i = j
+	}
 	return out[:min(size, len(out))], nil
 }
 
