@@ -125,6 +125,18 @@ func (a *Analyzer) Bigrams(text string) []string {
 	return distinctTerms(a.bigram.Analyze([]byte(text)))
 }
 
+// BigramTokens returns every lowercased word bigram of text in order,
+// repeats included: the terms the bigram field holds for a chunk of this
+// text, each as often as its within-chunk frequency.
+func (a *Analyzer) BigramTokens(text string) []string {
+	ts := a.bigram.Analyze([]byte(text))
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t.Term)
+	}
+	return out
+}
+
 // Unigrams returns the distinct lowercased words of text that are not
 // English stop words, in order of first occurrence.
 func (a *Analyzer) Unigrams(text string) []string {

@@ -1,11 +1,13 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
@@ -35,6 +37,12 @@ type Index struct {
 	// MinBigrams: queries with fewer distinct bigrams found in the index
 	// than this also search the unigram field, when the index has one.
 	MinBigrams int
+	// BleveCollector makes each shard's top-K search go through bleve's own
+	// top-N collector sorted by (-_score, _id), which reads and compares the
+	// chunk ID of every matching chunk. The default collector (topN) returns
+	// the same hits, scores and order several times faster; this one is kept
+	// to check it against.
+	BleveCollector bool
 }
 
 // Open opens the index in dir read-only. Several processes may open the same
@@ -228,12 +236,16 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	}
 	wg.Wait()
 
-	var all []schemas.Hit
-	excluded := 0
+	n := 0
 	for _, r := range results {
 		if r.err != nil {
 			return nil, 0, r.err
 		}
+		n += len(r.hits)
+	}
+	all := make([]schemas.Hit, 0, n)
+	excluded := 0
+	for _, r := range results {
 		for _, h := range r.hits {
 			if ex[h.ChunkID] {
 				excluded++
@@ -242,16 +254,34 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 			all = append(all, h)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].Score != all[j].Score {
-			return all[i].Score > all[j].Score
-		}
-		return all[i].ChunkID < all[j].ChunkID
-	})
+	if len(all) == 0 {
+		return nil, excluded, nil
+	}
+	sortHits(all)
 	if len(all) > k {
 		all = all[:k]
 	}
 	return all, excluded, nil
+}
+
+// sortHits sorts hits by score, best first, then by chunk ID. It compares
+// IDs only within runs of equal scores. (One shard's hits come sorted by
+// their float64 scores; rounding to float32 joins some of them into ties.)
+func sortHits(hits []schemas.Hit) {
+	byScore := func(a, b schemas.Hit) int { return cmp.Compare(b.Score, a.Score) }
+	if !slices.IsSortedFunc(hits, byScore) {
+		slices.SortFunc(hits, byScore)
+	}
+	for i := 0; i < len(hits); {
+		j := i + 1
+		for j < len(hits) && hits[j].Score == hits[i].Score {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(hits[i:j], func(a, b schemas.Hit) int { return strings.Compare(a.ChunkID, b.ChunkID) })
+		}
+		i = j
+	}
 }
 
 // searchShard runs the query on shard s with per-term boosts that turn the
@@ -283,16 +313,20 @@ func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint
 		clauses[t] = tq
 	}
 	qnorm := 1 / math.Sqrt(wsum)
-	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(clauses...), size, 0, false)
-	req.SortBy([]string{"-_score", "_id"})
-	res, err := ix.shards[s].SearchInContext(ctx, req)
+	q := bleve.NewDisjunctionQuery(clauses...)
+	var top []shardHit
+	if ix.BleveCollector {
+		top, err = bleveTop(ctx, ix.shards[s], q, size)
+	} else {
+		top, err = topN(ctx, ix.shards[s], q, size)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search shard %d: %w", s, err)
 	}
 	scale := gnorm / qnorm
-	hits := make([]schemas.Hit, len(res.Hits))
-	for i, h := range res.Hits {
-		hits[i] = schemas.Hit{ChunkID: h.ID, Score: float32(h.Score * scale)}
+	hits := make([]schemas.Hit, len(top))
+	for i, h := range top {
+		hits[i] = schemas.Hit{ChunkID: h.id, Score: float32(h.score * scale)}
 	}
 	return hits, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,6 +269,10 @@ func TestAnalyzerBigrams(t *testing.T) {
 	if got != "the cat|cat sat|sat the" {
 		t.Fatalf("bigrams %q", got)
 	}
+	got = strings.Join(a.BigramTokens("The cat sat, the cat sat!"), "|")
+	if got != "the cat|cat sat|sat the|the cat|cat sat" {
+		t.Fatalf("bigram tokens %q", got)
+	}
 	if got := a.Bigrams("Hello"); len(got) != 0 {
 		t.Fatalf("one word has no bigram: %q", got)
 	}
@@ -305,5 +310,148 @@ func TestUnigramFallback(t *testing.T) {
 	h2, _, _ := uni.Search(context.Background(), long, 20, nil)
 	if len(strings.Fields(long)) > 8 && !reflect.DeepEqual(h1, h2) {
 		t.Fatalf("long query changed by the unigram field")
+	}
+}
+
+// tiedChunks is synthChunks(n) plus copies of its first chunks under other
+// IDs, so that queries score many chunks exactly alike.
+func tiedChunks(n int, seed int64) []schemas.Chunk {
+	chunks := synthChunks(n, seed)
+	for i := 0; i < 120; i++ {
+		c := chunks[i%6]
+		c.ID = fmt.Sprintf("dup%04d-%s", (i*7919)%1000, c.ID)
+		chunks = append(chunks, c)
+	}
+	return chunks
+}
+
+// tiedQueries are queries with many tied scores: sentences of the copied
+// chunks, and single bigrams, which score every chunk of the same length
+// and frequency alike.
+func tiedQueries(chunks []schemas.Chunk) []string {
+	var qs []string
+	for i := 0; i < 6; i++ {
+		qs = append(qs, chunks[i].Sentences[0])
+		w := strings.Fields(chunks[i].Sentences[1])
+		qs = append(qs, w[0]+" "+w[1], strings.Join(w[:min(4, len(w))], " "))
+	}
+	for i := 100; i < 110; i++ {
+		qs = append(qs, chunks[i].Sentences[0])
+	}
+	return qs
+}
+
+// TestTopNEqualsBleveCollector checks that the default top-K path returns
+// exactly what bleve's collector sorted by (-_score, _id) returns: per
+// shard with bleve's float64 scores bit for bit, and through Search, for K
+// below, at and above the number of hits tied at the cut.
+func TestTopNEqualsBleveCollector(t *testing.T) {
+	chunks := tiedChunks(1500, 7)
+	queries := tiedQueries(chunks)
+	ks := []int{1, 2, 3, 5, 8, 13, 40, 100, 333, 1000, 5000}
+	tmp := t.TempDir()
+	cutTies := 0 // cases where K cuts through a run of tied scores
+	for _, shards := range []int{1, 3} {
+		ix := buildIndex(t, filepath.Join(tmp, fmt.Sprint(shards)), chunks, shards, BuildOptions{})
+		for qi, text := range queries {
+			var clauses []query.Query
+			for _, b := range ix.Analyzer().Bigrams(text) {
+				tq := bleve.NewTermQuery(b)
+				tq.SetField(BigramField)
+				clauses = append(clauses, tq)
+			}
+			q := bleve.NewDisjunctionQuery(clauses...)
+			for s, sh := range ix.shards {
+				for _, k := range ks {
+					want, err := bleveTop(context.Background(), sh, q, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := topN(context.Background(), sh, q, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("shards=%d shard %d query %d k=%d: %d hits, bleve %d", shards, s, qi, k, len(got), len(want))
+					}
+					for i := range want {
+						if got[i].id != want[i].id || math.Float64bits(got[i].score) != math.Float64bits(want[i].score) {
+							t.Fatalf("shards=%d shard %d query %d k=%d rank %d: %s %v, bleve %s %v",
+								shards, s, qi, k, i, got[i].id, got[i].score, want[i].id, want[i].score)
+						}
+					}
+					if all, _ := bleveTop(context.Background(), sh, q, k+1); len(all) > k && k > 1 &&
+						all[k].score == all[k-1].score && all[k-2].score == all[k-1].score {
+						cutTies++
+					}
+				}
+			}
+			for _, k := range ks {
+				for _, exclude := range [][]string{nil, {chunks[qi%6].ID, "dup0000-c000000"}} {
+					ix.BleveCollector = true
+					want, wex, err := ix.Search(context.Background(), text, k, exclude)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ix.BleveCollector = false
+					got, gex, err := ix.Search(context.Background(), text, k, exclude)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(want) || gex != wex {
+						t.Fatalf("shards=%d query %d k=%d: %d hits (%d excluded), bleve %d (%d)", shards, qi, k, len(got), gex, len(want), wex)
+					}
+					for i := range want {
+						if got[i].ChunkID != want[i].ChunkID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
+							t.Fatalf("shards=%d query %d k=%d rank %d: %v, bleve %v", shards, qi, k, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	if cutTies < 20 {
+		t.Fatalf("only %d cases cut through tied scores; the test needs more ties", cutTies)
+	}
+	t.Logf("%d shard searches cut through a run of tied scores", cutTies)
+}
+
+// TestTopScoresKeepsTiesAtTheCut checks topScores against sorting all
+// matches: the survivors are exactly the matches scoring at least the k-th
+// best.
+func TestTopScoresKeepsTiesAtTheCut(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for trial := 0; trial < 500; trial++ {
+		n := r.Intn(300)
+		levels := 1 + r.Intn(20) // few distinct scores: many ties
+		k := r.Intn(n + 5)
+		all := make([]scoredDoc, n)
+		top := topScores{k: k}
+		for i := range all {
+			all[i] = scoredDoc{float64(r.Intn(levels)) / 7, uint64(i)}
+			top.add(all[i].score, all[i].doc)
+		}
+		var want []uint64
+		if k > 0 && n > 0 {
+			scores := make([]float64, n)
+			for i, d := range all {
+				scores[i] = d.score
+			}
+			slices.Sort(scores)
+			cut := scores[max(0, n-k)]
+			for _, d := range all {
+				if d.score >= cut {
+					want = append(want, d.doc)
+				}
+			}
+		}
+		var got []uint64
+		for _, d := range top.survivors() {
+			got = append(got, d.doc)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n=%d k=%d levels=%d): kept %v, want %v", trial, n, k, levels, got, want)
+		}
 	}
 }

@@ -1,9 +1,17 @@
 // Command retrievalbench measures an index: query latency over a query file,
 // and near-duplicate recall (corpus sentences with two words replaced must
-// find their original chunk in the top 10).
+// find their original chunk in the top 10). It also exports an index's
+// chunks and a query file as the exact terms the index's analyzer produces,
+// so that another engine (bench/xapian.py) can index and query the same
+// terms.
 //
-//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000
-//	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000
+//	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000 [-ids FILE -ids_k 1000] [-cpuprofile FILE] [-bleve_collector]
+//	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000 [-bleve_collector]
+//	retrievalbench terms -index DIR -queries stsb-dev.tsv -n 1000 -out DIR [-chunks DIR]
+//
+// -bleve_collector searches through bleve's own (-_score, _id) top-N
+// collector (retrieval.Index.BleveCollector) instead of the default one,
+// which returns the same hits faster; with -ids the two can be compared.
 package main
 
 import (
@@ -14,6 +22,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -26,7 +35,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup [flags]")
+		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup|terms [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -39,6 +48,12 @@ func main() {
 	minWords := fs.Int("min_words", 4, "neardup: shortest sentence (words) to use")
 	seed := fs.Int64("seed", 1, "neardup: random seed")
 	failures := fs.Int("failures", 0, "neardup: print this many failed queries")
+	idsPath := fs.String("ids", "", "latency: write each query's top ids_k chunk IDs and scores, and the hits tied with the last, to this gzip TSV")
+	idsK := fs.Int("ids_k", 1000, "latency: chunk IDs per query written to -ids")
+	cpuProfile := fs.String("cpuprofile", "", "latency: write a CPU profile of the timed queries to this file")
+	chunks := fs.String("chunks", "", "terms: the index job's chunks table (default: DIR/../chunks for -index DIR)")
+	outDir := fs.String("out", "", "terms: output directory")
+	bleveCollector := fs.Bool("bleve_collector", false, "latency, neardup: use bleve's (-_score, _id) top-N collector instead of the default one (same hits, slower)")
 	fs.Parse(os.Args[2:])
 
 	ix, err := retrieval.Open(*indexDir)
@@ -47,11 +62,20 @@ func main() {
 	}
 	defer ix.Close()
 	ix.MinBigrams = *minBigrams
+	ix.BleveCollector = *bleveCollector
 	switch os.Args[1] {
 	case "latency":
-		latency(ix, *queries, *n, *k)
+		latency(ix, *queries, *n, *k, *idsPath, *idsK, *cpuProfile)
 	case "neardup":
 		neardup(ix, *sentences, *n, *minWords, *seed, *failures)
+	case "terms":
+		dir := *chunks
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(filepath.Clean(*indexDir)), "chunks")
+		}
+		if err := exportTerms(ix, dir, *queries, *n, *outDir); err != nil {
+			fail(err)
+		}
 	default:
 		fail(fmt.Errorf("unknown mode %q", os.Args[1]))
 	}
@@ -84,12 +108,29 @@ func readQueries(path string, n int) []string {
 	return out
 }
 
-func latency(ix *retrieval.Index, path string, n, k int) {
+// latency times the top-k search of each query, one after the other. With
+// idsPath it also writes each query's top idsK hits (see writeTop), and with
+// profile a CPU profile of the timed loop; neither is timed.
+func latency(ix *retrieval.Index, path string, n, k int, idsPath string, idsK int, profile string) {
 	qs := readQueries(path, n)
 	ctx := context.Background()
 	// Warm up the OS page cache and bleve's segment caches.
 	for _, q := range qs[:min(20, len(qs))] {
 		ix.Search(ctx, q, k, nil)
+	}
+	var tops [][]schemas.Hit
+	if idsPath != "" {
+		tops = make([][]schemas.Hit, len(qs))
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer f.Close()
 	}
 	lat := make([]time.Duration, len(qs))
 	var hits, empty int
@@ -105,14 +146,33 @@ func latency(ix *retrieval.Index, path string, n, k int) {
 		if len(h) == 0 {
 			empty++
 		}
+		if tops != nil {
+			tops[i] = topWithTies(h, idsK)
+		}
 	}
 	total := time.Since(start)
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if idsPath != "" {
+		if err := writeTop(idsPath, tops); err != nil {
+			fail(err)
+		}
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-	fmt.Printf("latency shards=%d unigrams=%t k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
-		ix.Meta.NumShards, ix.Meta.Unigrams, k, len(qs),
+	fmt.Printf("latency shards=%d unigrams=%t collector=%s k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
+		ix.Meta.NumShards, ix.Meta.Unigrams, collector(ix), k, len(qs),
 		ms(pct(0.5)), ms(pct(0.95)), ms(lat[len(lat)-1]), ms(total)/float64(len(qs)),
 		float64(len(qs))/total.Seconds(), float64(hits)/float64(len(qs)), empty)
+}
+
+// collector names the top-K collector ix searches with.
+func collector(ix *retrieval.Index) string {
+	if ix.BleveCollector {
+		return "bleve"
+	}
+	return "topn"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -207,8 +267,8 @@ func neardup(ix *retrieval.Index, glob string, n, minWords int, seed int64, fail
 			tot.ok++
 		}
 	}
-	fmt.Printf("neardup shards=%d unigrams=%t min_bigrams=%d min_words=%d sentences=%d top10=%.1f%% top10_any_identical=%.1f%%",
-		ix.Meta.NumShards, ix.Meta.Unigrams, ix.MinBigrams, minWords, tot.n,
+	fmt.Printf("neardup shards=%d unigrams=%t collector=%s min_bigrams=%d min_words=%d sentences=%d top10=%.1f%% top10_any_identical=%.1f%%",
+		ix.Meta.NumShards, ix.Meta.Unigrams, collector(ix), ix.MinBigrams, minWords, tot.n,
 		100*float64(tot.ok)/float64(tot.n), 100*float64(lenient)/float64(tot.n))
 	var names []string
 	for k := range buckets {

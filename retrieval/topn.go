@@ -1,0 +1,221 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// shardHit is one hit of one shard, with bleve's score for that shard.
+type shardHit struct {
+	id    string
+	score float64
+}
+
+// compareShardHits orders hits best first: by score, descending, then by
+// chunk ID, as bleve sorts by (-_score, _id).
+func compareShardHits(a, b shardHit) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// bleveTop returns the top size hits of q on sh, best first, ties broken by
+// chunk ID, through bleve's own search request.
+func bleveTop(ctx context.Context, sh bleve.Index, q query.Query, size int) ([]shardHit, error) {
+	req := bleve.NewSearchRequestOptions(q, size, 0, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := sh.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shardHit, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = shardHit{h.ID, h.Score}
+	}
+	return out, nil
+}
+
+// checkDoneEvery is how many matches topN scores between looks at ctx, as
+// bleve's collector does.
+const checkDoneEvery = 1024
+
+// topN returns what bleveTop returns, faster. It runs q's searcher over sh
+// itself, exactly as bleve's search request builds it (same query, reader,
+// mapping, scoring model and searcher options, so the same scores, bit for
+// bit), and keeps the best matches by score and internal document number
+// alone (see topScores). Only the survivors, at least size of them, have
+// their chunk IDs read, and are then sorted by (-score, ID) and cut to size.
+// bleve's collector instead reads and compares the ID of every match.
+func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []shardHit, err error) {
+	adv, err := sh.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	m := sh.Mapping()
+	// bleve's search request tells the term searchers the mapping's scoring
+	// model this way; "" and "tfidf" both mean TF-IDF.
+	var model string
+	if im, ok := m.(*mapping.IndexMappingImpl); ok {
+		model = im.ScoringModel
+	}
+	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey,
+		search.GetScoringModelCallbackFn(func() string { return model }))
+	sr, err := q.Searcher(ctx, r, m, search.SearcherOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := sr.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	sctx := &search.SearchContext{
+		DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize()+1, 0),
+		IndexReader:       r,
+	}
+	// Count is the sum of the terms' document frequencies: at least the
+	// number of matches.
+	top := topScores{k: size, heap: make([]scoredDoc, 0, min(uint64(size), sr.Count()))}
+	for n := 0; ; n++ {
+		if n%checkDoneEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d, err := sr.Next(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			break
+		}
+		if len(d.IndexInternalID) != 8 {
+			return nil, fmt.Errorf("internal document ID of %d bytes, want 8", len(d.IndexInternalID))
+		}
+		top.add(d.Score, binary.BigEndian.Uint64(d.IndexInternalID))
+		sctx.DocumentMatchPool.Put(d)
+	}
+	// Sort the survivors by score, best first, read their IDs, then order
+	// each run of equal scores by ID: string comparisons only among ties.
+	kept := top.survivors()
+	slices.SortFunc(kept, func(a, b scoredDoc) int { return cmp.Compare(b.score, a.score) })
+	out := make([]shardHit, len(kept))
+	var buf [8]byte
+	for i, c := range kept {
+		binary.BigEndian.PutUint64(buf[:], c.doc)
+		id, err := r.ExternalID(buf[:])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = shardHit{id, c.score}
+	}
+	for i := 0; i < len(out) && i < size; {
+		j := i + 1
+		for j < len(out) && out[j].score == out[i].score {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], compareShardHits)
+		}
+		i = j
+	}
+	return out[:min(size, len(out))], nil
+}
+
+// scoredDoc is a match by internal document number.
+type scoredDoc struct {
+	score float64
+	doc   uint64
+}
+
+// topScores keeps, of the matches added, every one whose score is at least
+// the k-th best score: the k-th best and all that tie with it at the cut,
+// so that sorting the survivors by (-score, ID) and cutting to k gives the
+// top k by (-score, ID) without knowing any ID while matches stream by.
+//
+// heap is a min-heap on score of at most k matches. Once it is full, ties
+// holds the matches outside it whose score equals its minimum (the cut);
+// they are dropped when the cut rises above them.
+type topScores struct {
+	k    int
+	heap []scoredDoc
+	ties []scoredDoc
+}
+
+func (t *topScores) add(score float64, doc uint64) {
+	if t.k <= 0 {
+		return
+	}
+	h := t.heap
+	if len(h) < t.k {
+		h = append(h, scoredDoc{score, doc})
+		// Sift up.
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if h[p].score <= h[i].score {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.heap = h
+		return
+	}
+	cut := h[0].score
+	switch {
+	case score < cut:
+		return
+	case score == cut:
+		t.ties = append(t.ties, scoredDoc{score, doc})
+		return
+	}
+	out := h[0]
+	h[0] = scoredDoc{score, doc}
+	// Sift down.
+	i, n := 0, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h[r].score < h[l].score {
+			c = r
+		}
+		if h[i].score <= h[c].score {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	if h[0].score == out.score {
+		t.ties = append(t.ties, out)
+	} else {
+		t.ties = t.ties[:0]
+	}
+}
+
+// survivors returns the matches kept, in no particular order.
+func (t *topScores) survivors() []scoredDoc {
+	return append(t.heap, t.ties...)
+}
