@@ -423,16 +423,23 @@ func TestPresets(t *testing.T) {
 // a score does not depend on which other requests share its batch, so a
 // cached score equals a fresh one bit for bit and harvests are
 // reproducible.
-func TestScoresBatchInvariant(t *testing.T) {
+// useGoBackend runs the test on the pure-Go matrix multiply, whose
+// results do not depend on the batch, and restores the backend after it.
+func useGoBackend(t *testing.T) {
+	t.Helper()
 	prev := nn.Backend()
 	if err := nn.SetBackend("go"); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if strings.HasPrefix(prev, "openblas") {
 			nn.SetBackend("openblas")
 		}
-	}()
+	})
+}
+
+func TestScoresBatchInvariant(t *testing.T) {
+	useGoBackend(t)
 	chunks := testChunks(40)
 	e, m := testEngineModels(t, chunks)
 	tc := NewTokenCache(m.Tok, e.Store)
@@ -586,15 +593,7 @@ func TestModelsAccessors(t *testing.T) {
 // sentences scored in it) gives every pair the label Label gives it alone,
 // bit for bit, with no more model work.
 func TestLabelManyMatchesLabel(t *testing.T) {
-	prev := nn.Backend()
-	if err := nn.SetBackend("go"); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if strings.HasPrefix(prev, "openblas") {
-			nn.SetBackend("openblas")
-		}
-	}()
+	useGoBackend(t)
 	chunks := testChunks(16)
 	e, m := testEngineModels(t, chunks)
 	var hits []schemas.Hit
