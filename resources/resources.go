@@ -52,7 +52,7 @@ type Resources struct {
 // Paths locate the resources.
 type Paths struct {
 	Chunks string // chunks table glob
-	Models string // model directory, local or remote
+	Models string // model directory, local or remote; empty for none
 	Index  string // index directory, local or remote; empty for none
 }
 
@@ -82,6 +82,17 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		st, err := LoadStore(ctx, p.Chunks)
 		if err != nil {
 			e.err = err
+			return
+		}
+		if p.Models == "" {
+			// No models: an engine that scores nothing, for the
+			// lexical labeler.
+			m := &method.Models{}
+			eng, err := m.Engine(st)
+			e.r, e.err = &Resources{Engine: eng, Models: m}, err
+			if err == nil && p.Index != "" {
+				e.r.Index, e.err = retrieval.OpenAt(ctx, p.Index)
+			}
 			return
 		}
 		m, err := LoadModels(ctx, p.Models)

@@ -17,7 +17,7 @@ func main() {
 	var cfg harvestjob.Config
 	cfg.Register(flag.CommandLine)
 	beamjob.Init(harvestjob.Usage)
-	jobrun.Require("model", "output")
+	jobrun.Require("output")
 	jobrun.CheckRanges(cfg.Ranges()...)
 	jobrun.Lease("harvest", cfg.Output)
 	defer jobrun.Release()

@@ -133,8 +133,11 @@ func (e *Engine) weights(lambda map[string]float64) (w [MaxTerms]float64, want u
 
 // Check reports settings that name a term none of the engine's scorers
 // computes (its model was not loaded), or that read Eq. 4 as "zref"
-// without reference contexts.
+// without reference contexts. The lexical labeler needs no model.
 func (e *Engine) Check(st Settings) error {
+	if !st.NeedsContexts() {
+		return nil
+	}
 	if st.Similarity == SimilarityZRef && len(e.reference) < 2 {
 		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
 			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)

@@ -42,7 +42,10 @@ type Settings struct {
 	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
 	// method); "hybrid" combines it with the TF-IDF cosine of the two
 	// sentences' Porter stems (see Hybrid); "ensemble" adds the context
-	// model's own sentence similarity (see Ensemble).
+	// model's own sentence similarity (see Ensemble); "lexical" is the
+	// TF-IDF cosine alone, with no context sets and no models: a labeler
+	// cheap enough to exercise the pipeline's data plane at scale, and the
+	// baseline the others are judged against.
 	Labeler string `json:"labeler"`
 	// RandomContexts replaces retrieval with contexts drawn at random from
 	// the corpus (an ablation); the seed is derived from the sentence.
@@ -61,7 +64,12 @@ const (
 	LabelerOrigin   = "origin"
 	LabelerHybrid   = "hybrid"
 	LabelerEnsemble = "ensemble"
+	LabelerLexical  = "lexical"
 )
+
+// NeedsContexts says whether the labeler uses context sets (and so the
+// models); only the lexical labeler does not.
+func (s Settings) NeedsContexts() bool { return s.Labeler != LabelerLexical }
 
 // Paper is the paper's method at its settings: 20,000 chunks, the
 // coherence model keeping R = 1,000 contexts, all four terms of Eq. 3 with
@@ -98,8 +106,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
 	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef:
 		return fmt.Errorf("harvest: similarity must be cosine, pearson or zref, got %q", s.Similarity)
-	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid && s.Labeler != LabelerEnsemble:
-		return fmt.Errorf("harvest: labeler must be %s, %s or %s, got %q", LabelerOrigin, LabelerHybrid, LabelerEnsemble, s.Labeler)
+	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid && s.Labeler != LabelerEnsemble && s.Labeler != LabelerLexical:
+		return fmt.Errorf("harvest: labeler must be %s, %s, %s or %s, got %q", LabelerOrigin, LabelerHybrid, LabelerEnsemble, LabelerLexical, s.Labeler)
 	}
 	on := 0
 	for name, l := range s.Lambda {
@@ -220,6 +228,16 @@ func (e *Engine) Label(a, b string, setA, setB []Cand, st Settings) PairLabel {
 	return labs[0]
 }
 
+// LabelLexical labels a and b under the lexical labeler: the TF-IDF
+// cosine of their Porter stems, with no context sets (Context and
+// Contexts are zero).
+func (e *Engine) LabelLexical(a, b string) PairLabel {
+	l := PairLabel{}
+	l.Lexical, l.Embed = e.Parts(a, b)
+	l.Label = l.Lexical
+	return l
+}
+
 // PairInput is a pair to label: its two sentences and their context sets.
 type PairInput struct {
 	A, B       string
@@ -274,6 +292,8 @@ func Combine(st Settings, context, lexical, embed float64) float64 {
 		return Hybrid(context, lexical)
 	case LabelerEnsemble:
 		return Ensemble(context, lexical, embed)
+	case LabelerLexical:
+		return lexical
 	}
 	return context
 }

@@ -2,12 +2,21 @@ package harvest
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/schemas"
 
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
+
+func init() {
+	register.Function1x1[schemas.Sentence, schemas.ContextSet](textSet)
+	register.Function2x0[schemas.Sentence, func(schemas.ContextSet)](noSet)
+	register.Emitter1[schemas.ContextSet]()
+}
 
 // Spec is a harvest's whole configuration: what every DoFn needs (the
 // resources, the method's settings, the fingerprints recorded in each
@@ -45,9 +54,21 @@ type Outputs struct {
 // are retrieved again only for the pair sampler, which looks at their top
 // Pairs.Neighbours hits), and pairs it labeled from the same two context
 // sets keep their labels.
+//
+// Under the lexical labeler (Settings.NeedsContexts false) no context set
+// is built: sentences are retrieved only as deep as the pair sampler looks,
+// every pair is labeled from its two texts, the context_sets table is
+// empty, and a previous harvest is not consulted (its labels cost more to
+// read than to make again).
 func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous) Outputs {
 	sents := ingest.SampleWindow(s, spec.SampleFrom, spec.Sample, FilterSentences(s, spec.MinWords, sentences))
 	idx := spec.Paths.Index
+	if !spec.Settings.NeedsContexts() {
+		hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: idx, K: min(spec.Settings.TopK, spec.Pairs.Neighbours)}, sents)
+		pairs := SamplePairs(s, spec.Pairs, sents, hits)
+		labeled, ldead := Label(s, spec.LabelConfig, pairs, beam.ParDo(s, textSet, sents))
+		return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sents), Dead: beam.Flatten(s, rdead, ldead)}
+	}
 	fresh := sents
 	var old, reused, hits beam.PCollection
 	var dead []beam.PCollection
@@ -75,6 +96,16 @@ func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous
 	}
 	return Outputs{Pairs: labeled, Sets: sets, Dead: beam.Flatten(s, append(dead, ldead)...)}
 }
+
+// textSet stands a sentence in for its context set where the labeler
+// needs only the text: a set with no contexts.
+func textSet(st schemas.Sentence) schemas.ContextSet {
+	return schemas.ContextSet{SentenceID: st.ID, Text: st.Text}
+}
+
+// noSet emits nothing: the context_sets table of a harvest that builds
+// none.
+func noSet(schemas.Sentence, func(schemas.ContextSet)) {}
 
 // Write writes the tables under dir: pairs/ and context_sets/ in shards
 // files each, dead_letters/ in one.

@@ -191,6 +191,7 @@ type labelFn struct {
 	settings               string
 	labeled, millis, evals counter.Counter
 	ctxPairs, cacheHits    counter.Counter
+	lexical                bool
 	hist                   [20]counter.Counter
 	strata                 map[string]counter.Counter
 	prog                   *progress.Reporter
@@ -204,6 +205,7 @@ func (f *labelFn) Setup(ctx context.Context) error {
 	if err := f.res.Engine.Check(f.Cfg.Settings); err != nil {
 		return err
 	}
+	f.lexical = !f.Cfg.Settings.NeedsContexts()
 	f.settings = f.Cfg.Settings.JSON()
 	f.labeled = counter.New("harvest", "pairs_labeled")
 	f.millis = counter.New("harvest", "stage_ms_labels")
@@ -236,10 +238,15 @@ func histIndex(x float64) int {
 func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(schemas.LabeledPair),
 	emitDead func(schemas.DeadLetter)) error {
 	t0 := time.Now()
+	defer func() { f.millis.Inc(ctx, time.Since(t0).Milliseconds()) }()
 	e := f.res.Engine
 	var todo []pairJob
 	var inputs []method.PairInput
 	for _, j := range g.Jobs {
+		if f.lexical {
+			f.count(ctx, j, emit, f.res.Engine.LabelLexical(j.SetA.Text, j.SetB.Text))
+			continue
+		}
 		if j.Reused {
 			lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
 			row := f.row(j, method.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
@@ -275,18 +282,21 @@ func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(sch
 	f.ctxPairs.Inc(ctx, work.CtxPairs)
 	f.cacheHits.Inc(ctx, work.CacheHits)
 	for n, lab := range labs {
-		j := todo[n]
-		f.evals.Inc(ctx, lab.Work.GenEvals)
-		f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
-		f.cacheHits.Inc(ctx, lab.Work.CacheHits)
-		f.labeled.Inc(ctx, 1)
-		f.hist[histIndex(lab.Label)].Inc(ctx, 1)
-		f.strata[j.Pair.Stratum].Inc(ctx, 1)
-		emit(f.row(j, lab))
+		f.count(ctx, todo[n], emit, lab)
 	}
-	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
-	f.prog.Add(int64(len(labs)))
 	return nil
+}
+
+// count emits a labeled pair and counts it.
+func (f *labelFn) count(ctx context.Context, j pairJob, emit func(schemas.LabeledPair), lab method.PairLabel) {
+	f.evals.Inc(ctx, lab.Work.GenEvals)
+	f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
+	f.cacheHits.Inc(ctx, lab.Work.CacheHits)
+	f.labeled.Inc(ctx, 1)
+	f.hist[histIndex(lab.Label)].Inc(ctx, 1)
+	f.strata[j.Pair.Stratum].Inc(ctx, 1)
+	f.prog.Add(1)
+	emit(f.row(j, lab))
 }
 
 // row is the output record of a labeled pair.

@@ -1,6 +1,7 @@
 package harvest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
@@ -22,11 +24,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(member{}))
 	register.DoFn2x0[schemas.Retrieval, func(string, member)](&neighbourFn{})
 	register.DoFn2x0[schemas.Sentence, func(string, member)](&ownChunksFn{})
-	register.DoFn3x0[string, func(*member) bool, func(string, Pair)](&chunkPairsFn{})
+	register.DoFn4x0[context.Context, string, func(*member) bool, func(string, Pair)](&chunkPairsFn{})
 	register.DoFn2x0[schemas.Sentence, func(int, string)](&randomGroupFn{})
 	register.DoFn3x0[int, func(*string) bool, func(string, Pair)](&randomPairsFn{})
-	register.DoFn3x0[string, func(*Pair) bool, func(string, Pair)](&bestPairFn{})
-	register.DoFn3x0[string, func(*Pair) bool, func(Pair)](&quotaFn{})
+	register.DoFn4x0[context.Context, string, func(*Pair) bool, func(Pair)](&quotaFn{})
 	register.Iter1[member]()
 	register.Iter1[Pair]()
 	register.Iter1[string]()
@@ -151,6 +152,12 @@ func hash64(seed uint64, s string) uint64 {
 // chosen deterministically under cfg.Seed. Each sentence owns (by a hash of
 // the pair) up to cfg.Quota pairs per stratum; it may take part in more
 // that others own.
+//
+// Every link is keyed by its pair's owner as it is made, so one shuffle
+// brings an owner all the links of its pairs: the owner keeps each pair's
+// best link and then its quota. (Grouping the links by pair first, and the
+// pairs by owner after, chose the same pairs with one more shuffle of all
+// the links.)
 func SamplePairs(s beam.Scope, cfg PairConfig, sentences, retrievals beam.PCollection) beam.PCollection {
 	s = s.Scope("harvest.SamplePairs")
 	links := beam.ParDo(s, &neighbourFn{Cfg: cfg}, retrievals)
@@ -159,8 +166,7 @@ func SamplePairs(s beam.Scope, cfg PairConfig, sentences, retrievals beam.PColle
 	linked := beam.ParDo(s, &chunkPairsFn{Cfg: cfg}, byChunk)
 	groups := beam.GroupByKey(s, beam.ParDo(s, &randomGroupFn{Cfg: cfg}, sentences))
 	random := beam.ParDo(s, &randomPairsFn{Cfg: cfg}, groups)
-	best := beam.ParDo(s, &bestPairFn{Cfg: cfg}, beam.GroupByKey(s, beam.Flatten(s, linked, random)))
-	return beam.ParDo(s, &quotaFn{Cfg: cfg}, beam.GroupByKey(s, best))
+	return beam.ParDo(s, &quotaFn{Cfg: cfg}, beam.GroupByKey(s, beam.Flatten(s, linked, random)))
 }
 
 type neighbourFn struct{ Cfg PairConfig }
@@ -182,9 +188,14 @@ func (f *ownChunksFn) ProcessElement(s schemas.Sentence, emit func(string, membe
 // chunkPairsFn links, through one chunk, each sentence that retrieved it
 // with each sentence inside it and with the other sentences that retrieved
 // it; the link's rank is the worse of the ranks involved.
-type chunkPairsFn struct{ Cfg PairConfig }
+type chunkPairsFn struct {
+	Cfg   PairConfig
+	links counter.Counter
+}
 
-func (f *chunkPairsFn) ProcessElement(_ string, it func(*member) bool, emit func(string, Pair)) {
+func (f *chunkPairsFn) Setup() { f.links = counter.New("harvest", "pair_links") }
+
+func (f *chunkPairsFn) ProcessElement(ctx context.Context, _ string, it func(*member) bool, emit func(string, Pair)) {
 	var retrievers, inside []member
 	var m member
 	for it(&m) {
@@ -209,20 +220,24 @@ func (f *chunkPairsFn) ProcessElement(_ string, it func(*member) bool, emit func
 	order(inside)
 	retrievers = retrievers[:min(len(retrievers), f.Cfg.MaxPerChunk)]
 	inside = inside[:min(len(inside), f.Cfg.MaxPerChunk)]
+	n := int64(0)
 	for i, r := range retrievers {
 		for _, in := range inside {
 			if in.Sentence != r.Sentence {
 				p := newPair(r.Sentence, in.Sentence, r.Rank, f.Cfg)
-				emit(p.ID, p)
+				emit(owner(f.Cfg.Seed, p), p)
+				n++
 			}
 		}
 		for _, r2 := range retrievers[i+1:] {
 			if r2.Sentence != r.Sentence {
 				p := newPair(r.Sentence, r2.Sentence, max(r.Rank, r2.Rank), f.Cfg)
-				emit(p.ID, p)
+				emit(owner(f.Cfg.Seed, p), p)
+				n++
 			}
 		}
 	}
+	f.links.Inc(ctx, n)
 }
 
 type randomGroupFn struct{ Cfg PairConfig }
@@ -256,33 +271,19 @@ func (f *randomPairsFn) ProcessElement(_ int, it func(*string) bool, emit func(s
 			j := (i + k) % len(ids)
 			if ids[j] != ids[i] {
 				p := newPair(ids[i], ids[j], -1, f.Cfg)
-				emit(p.ID, p)
+				emit(owner(f.Cfg.Seed, p), p)
 			}
 		}
 	}
 }
 
-// bestPairFn keeps one record per pair (see better) and keys it by its
-// owner.
-type bestPairFn struct{ Cfg PairConfig }
-
-func (f *bestPairFn) ProcessElement(id string, it func(*Pair) bool, emit func(string, Pair)) {
-	var best Pair
-	found := false
-	var p Pair
-	for it(&p) {
-		if !found || better(p, best) {
-			best, found = p, true
-		}
+// owner is the sentence of p that owns it (the one whose quota it counts
+// against), chosen by a seeded hash of the pair.
+func owner(seed uint64, p Pair) string {
+	if hash64(seed, "owner\x00"+p.ID)&1 == 1 {
+		return p.B
 	}
-	if !found {
-		return
-	}
-	owner := best.A
-	if hash64(f.Cfg.Seed, "owner\x00"+id)&1 == 1 {
-		owner = best.B
-	}
-	emit(owner, best)
+	return p.A
 }
 
 // better prefers a random draw (the rarer channel, which covers the low
@@ -298,27 +299,43 @@ func better(p, q Pair) bool {
 	return p.Rank < q.Rank
 }
 
-// quotaFn keeps, of the pairs a sentence owns, up to the quota of each
-// stratum, chosen by a seeded hash.
-type quotaFn struct{ Cfg PairConfig }
+// quotaFn keeps, of the pairs a sentence owns, one record per pair (see
+// better), and of those up to the quota of each stratum, chosen by a seeded
+// hash.
+type quotaFn struct {
+	Cfg      PairConfig
+	distinct counter.Counter
+}
 
-func (f *quotaFn) ProcessElement(_ string, it func(*Pair) bool, emit func(Pair)) {
-	by := map[string][]Pair{}
+func (f *quotaFn) Setup() { f.distinct = counter.New("harvest", "pairs_distinct") }
+
+func (f *quotaFn) ProcessElement(ctx context.Context, _ string, it func(*Pair) bool, emit func(Pair)) {
+	best := map[string]Pair{}
 	var p Pair
 	for it(&p) {
-		by[p.Stratum] = append(by[p.Stratum], p)
+		if q, ok := best[p.ID]; !ok || better(p, q) {
+			best[p.ID] = p
+		}
+	}
+	f.distinct.Inc(ctx, int64(len(best)))
+	type picked struct {
+		h uint64
+		p Pair
+	}
+	by := map[string][]picked{}
+	for _, p := range best {
+		by[p.Stratum] = append(by[p.Stratum], picked{hash64(f.Cfg.Seed, "pick\x00"+p.ID), p})
 	}
 	for i, st := range Strata {
 		ps := by[st]
 		sort.Slice(ps, func(a, b int) bool {
-			ha, hb := hash64(f.Cfg.Seed, "pick\x00"+ps[a].ID), hash64(f.Cfg.Seed, "pick\x00"+ps[b].ID)
-			if ha != hb {
-				return ha < hb
+			if ps[a].h != ps[b].h {
+				return ps[a].h < ps[b].h
 			}
-			return ps[a].ID < ps[b].ID
+			return ps[a].p.ID < ps[b].p.ID
 		})
 		for _, x := range ps[:min(len(ps), f.Cfg.Quota[i])] {
-			emit(x)
+			emit(x.p)
 		}
 	}
 }

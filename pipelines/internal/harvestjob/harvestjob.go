@@ -23,6 +23,7 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
@@ -69,7 +70,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Index, "index", "", "Index directory, local or gs:// (default <corpus>/index).")
 	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob (default <corpus>/chunks/*.parquet).")
 	fs.StringVar(&c.Sentences, "sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
-	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required).")
+	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required, except with --labeler=lexical).")
 	fs.StringVar(&c.Output, "output", "", "Output directory (required).")
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
@@ -93,6 +94,9 @@ func (c *Config) Resolve() error {
 	}
 	if c.Index == "" || c.Chunks == "" || c.Sentences == "" {
 		return fmt.Errorf("give --corpus, or all of --index, --chunks and --sentences")
+	}
+	if c.Model == "" && c.Method.Method.NeedsContexts() {
+		return fmt.Errorf("--model is required (only --labeler=%s labels without models)", method.LabelerLexical)
 	}
 	return nil
 }
@@ -161,6 +165,12 @@ func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks st
 	indexFP, err := checkIndex(ctx, indexDir)
 	if err != nil {
 		return harvest.Spec{}, err
+	}
+	if !h.Method.NeedsContexts() {
+		// The lexical labeler reads no model: none is loaded, by the
+		// workers either, and the labels carry no model fingerprint.
+		paths := resources.Paths{Chunks: absGlob(chunks), Index: absGlob(indexDir)}
+		return NewSpec(h, pc, paths, "", indexFP), nil
 	}
 	models, err := resources.LoadModels(ctx, model)
 	if err != nil {

@@ -21,7 +21,7 @@ func config(t *testing.T, args ...string) Config {
 }
 
 func TestResolve(t *testing.T) {
-	c := config(t, "--corpus=/data/corpus", "--chunks=/other/chunks/*.parquet", "--preset=small", "--pair_quota=near:2", "--seed=9")
+	c := config(t, "--corpus=/data/corpus", "--model=m", "--chunks=/other/chunks/*.parquet", "--preset=small", "--pair_quota=near:2", "--seed=9")
 	if err := c.Resolve(); err != nil {
 		t.Fatal(err)
 	}

@@ -96,6 +96,9 @@ func (c *Config) Resolve() error {
 	}
 	h, err := c.flags.Harvest()
 	c.Method = h
+	if err == nil && !h.Method.NeedsContexts() {
+		return fmt.Errorf("refresh reuses context sets, and --labeler=%s builds none: label with bin/harvest instead", method.LabelerLexical)
+	}
 	return err
 }
 

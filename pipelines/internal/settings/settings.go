@@ -35,7 +35,7 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 			"(terms ctx, disc, to_s, to_left, to_right; a term left out is off and its model not run), e.g. ctx:1 or disc:1,to_s:1,to_left:1,to_right:1."),
 		noDiversity: fs.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints."),
 		similarity:  fs.String("similarity", "", "Override: Eq. 4 similarity, cosine (the paper's) or pearson."),
-		labeler:     fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems) or ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine)."),
+		labeler:     fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane)."),
 	}
 }
 

@@ -1,0 +1,117 @@
+package harvestjob
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob/beamtest"
+	"github.com/ctxsim/ctxsim/pipelines/internal/indexjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/resources"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
+)
+
+func TestMain(m *testing.M) { beamtest.Main(m) }
+
+// A harvest under the lexical labeler runs on a real index with no model:
+// every sampled pair is labeled with the TF-IDF cosine of its sentences'
+// stems, once, and no context set is built.
+func TestRunLexicalWithoutModels(t *testing.T) {
+	dir := t.TempDir()
+	topics := []string{"river boats", "mountain roads", "winter gardens"}
+	var lines []string
+	for i := range 12 {
+		tp := topics[i%3]
+		lines = append(lines, fmt.Sprintf(`{"doc_id": "d%02d", "title": "T", "paragraphs": [`+
+			`"The %s of the north are old. People speak of the %s with care. Travel by %s takes %d days. `+
+			`Each spring the %s change. Nobody owns the %s for long."]}`, i, tp, tp, tp, i+2, tp, tp))
+	}
+	in := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corpus := filepath.Join(dir, "corpus")
+	var ic indexjob.Config
+	if err := jobrun.ParseArgs(&ic, "--input="+in, "--output="+corpus, "--shards=1", "--parquet_shards=1"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := indexjob.Run(ctx, ic); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without --model, only the lexical labeler is accepted.
+	noModel := config(t, "--corpus="+corpus, "--output="+filepath.Join(dir, "x"))
+	if err := noModel.Resolve(); err == nil || !strings.Contains(err.Error(), "--model") {
+		t.Fatalf("no model under the default labeler: %v", err)
+	}
+
+	out := filepath.Join(dir, "harvest")
+	c := config(t, "--corpus="+corpus, "--output="+out, "--labeler=lexical", "--preset=demo",
+		"--pair_quota=near:2,mid:2,far:2,random:2", "--parquet_shards=2", "--print=0")
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, filepath.Join(out, "pairs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sents, err := storage.ReadTable[schemas.Sentence](ctx, filepath.Join(corpus, "sentences"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) < len(sents) {
+		t.Fatalf("%d pairs from %d sentences at quota 2 per stratum", len(pairs), len(sents))
+	}
+	st, err := resources.LoadStore(ctx, filepath.Join(corpus, "chunks/*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tfidf := st.TFIDF(true)
+	text := map[string]string{}
+	for _, s := range sents {
+		text[s.ID] = s.Text
+	}
+	seen := map[string]bool{}
+	strata := map[string]int{}
+	for _, p := range pairs {
+		if seen[p.PairID] || p.PairID != harvest.PairID(p.SentenceID1, p.SentenceID2) || p.SentenceID1 == p.SentenceID2 {
+			t.Fatalf("pair %+v: repeated, or not the pair of its sentences", p)
+		}
+		seen[p.PairID] = true
+		strata[p.Stratum]++
+		if p.Sentence1 != text[p.SentenceID1] || p.Sentence2 != text[p.SentenceID2] {
+			t.Fatalf("pair %s carries other texts than its sentences'", p.PairID)
+		}
+		want := float32(tfidf.Cosine(p.Sentence1, p.Sentence2))
+		if p.Label != want || p.LabelLexical != want || p.LabelContext != 0 || p.NumContexts != 0 || p.ModelFingerprint != "" {
+			t.Fatalf("pair %s: label %v lexical %v context %v |C| %d model %q, want label = lexical = %v and no contexts",
+				p.PairID, p.Label, p.LabelLexical, p.LabelContext, p.NumContexts, p.ModelFingerprint, want)
+		}
+	}
+	if strata[harvest.StratumRandom] == 0 || strata[harvest.StratumNear] == 0 {
+		t.Fatalf("strata %v: want near and random pairs", strata)
+	}
+	sets, err := storage.ReadTable[schemas.ContextSet](ctx, filepath.Join(out, "context_sets"))
+	if err != nil || len(sets) != 0 {
+		t.Fatalf("%d context sets (%v), want an empty table", len(sets), err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, jobrun.SummaryName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum harvest.Summary
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Labeled != int64(len(pairs)) || sum.GenEvalsPerPair != 0 {
+		t.Fatalf("summary %+v (%v): want %d pairs labeled and no generative evaluations", sum, err, len(pairs))
+	}
+}
