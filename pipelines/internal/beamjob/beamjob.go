@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"reflect"
 	"runtime/pprof"
 	"strings"
@@ -49,8 +50,14 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	if err != nil {
 		return nil, err
 	}
+	stopHeap, err := startHeapProfile()
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	stop()
+	stopHeap()
 	if err != nil {
 		if !jobrun.NotRun() {
 			jobrun.Abandon(ctx, name)
@@ -99,6 +106,61 @@ func startProfile() (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// HeapProfileEnv names the environment variable that, when set to a file
+// path, makes Run write a heap profile (runtime/pprof) to it each time the
+// heap in use reaches a new high, checked every second: the file ends
+// holding the heap near the job's peak. With Prism in this process it
+// covers the runner's memory as well as the workers'.
+const HeapProfileEnv = "CTXSIM_HEAPPROFILE"
+
+// startHeapProfile starts the watch HeapProfileEnv asks for and returns
+// the function that stops it.
+func startHeapProfile() (stop func(), err error) {
+	path := os.Getenv(HeapProfileEnv)
+	if path == "" {
+		return func() {}, nil
+	}
+	write := func() error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	if err := write(); err != nil {
+		return nil, fmt.Errorf("%s: %w", HeapProfileEnv, err)
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var high uint64
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > high+high/20 { // 5% above the last high
+				high = m.HeapInuse
+				if err := write(); err != nil {
+					fmt.Fprintf(os.Stderr, "%s: %v\n", HeapProfileEnv, err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }, nil
 }
 
 // loopback reports whether the job's workers run in this process.

@@ -1,7 +1,12 @@
 package beamjob
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +116,39 @@ func TestCountersReplace(t *testing.T) {
 	}
 	if err := c.Reconcile("b/only_runner", "a/x", "a/y", "a/w"); err != nil {
 		t.Errorf("reconcile after replace: %v", err)
+	}
+}
+
+// With HeapProfileEnv set, Run leaves a heap profile that pprof reads.
+func TestRunHeapProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	t.Setenv(HeapProfileEnv, path)
+	p, s := beam.NewPipelineWithRoot()
+	vals := make([]int, 2000)
+	for j := range vals {
+		vals[j] = j
+	}
+	beam.ParDo0(s, &countFn{}, beam.CreateList(s, vals))
+	if _, err := Run(context.Background(), "jobrun_test", p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A pprof profile is a gzipped protocol buffer whose string table
+	// names its sample types.
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil || !bytes.Contains(b, []byte("inuse_space")) {
+		t.Fatalf("%d bytes (%v), want a heap profile", len(b), err)
+	}
+	t.Setenv(HeapProfileEnv, filepath.Join(t.TempDir(), "missing", "heap.pprof"))
+	if _, err := Run(context.Background(), "jobrun_test", p); err == nil || !strings.Contains(err.Error(), HeapProfileEnv) {
+		t.Fatalf("unwritable profile path: %v", err)
 	}
 }

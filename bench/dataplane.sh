@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The harvest's data plane at scale: the whole harvest graph (sentence
+# filter, retrieval, pair sampler, both CoGroupByKey joins, the labeler,
+# the Parquet sink, the summary) on Prism over every sentence of mixed-2m,
+# with the lexical labeler (--labeler=lexical: the TF-IDF cosine, no
+# context sets, no models), so that labeling is not the bottleneck.
+#
+# Each point of POINTS is a pair quota; the run's peak RSS is sampled every
+# 2 s, a heap profile near the peak (CTXSIM_HEAPPROFILE) says how much of
+# the heap Prism's engine holds, and DuckDB counts the Parquet rows
+# written. One line per point goes to bench/results.txt, under a header
+# with the CPU, the kernel and the thread count.
+#
+# The quotas are mostly random pairs with --pair_neighbours=$NEIGHBOURS:
+# linked pairs come from chunks several sentences retrieved, and their
+# number grows with the square of the sentences per chunk (harvest/
+# pair_links), not with the pairs kept; LINKS=1 adds the runs that measure
+# that volume at the default neighbourhood on samples of the corpus.
+#
+#   bench/dataplane.sh
+#   POINTS="near:3,random:7 near:3,random:97" GOMEMLIMIT=20GiB bench/dataplane.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+POINTS=${POINTS:-"near:3,random:7 near:3,random:27"}
+NEIGHBOURS=${NEIGHBOURS:-5}
+LINKS=${LINKS:-0}
+C=../shared/data/corpus/mixed-2m.jsonl.gz
+RES=bench/results.txt
+make -s bin/index bin/harvest tools/duckdb/node_modules
+[ -f out/bench/m2/index/ctxsim-index.json ] ||
+  bin/index --input=$C --output=out/bench/m2 --shards=1 --parquet_shards=2
+echo "" >> "$RES"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on mixed-2m, lexical labeler${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
+
+# run NAME ARGS...: one harvest, its RSS sampled, then its line.
+run() {
+  local name=$1; shift
+  local out=out/bench/dataplane-$name
+  rm -rf "$out" "$out.rss"
+  CTXSIM_HEAPPROFILE="$out.heap" CTXSIM_CPUPROFILE="$out.prof" /usr/bin/time -f "%U %S %e %M" -o "$out.time" \
+    bin/harvest --corpus=out/bench/m2 --output="$out" --labeler=lexical --print=0 --parquet_shards=8 "$@" \
+    > "$out.log" 2>&1 &
+  local tpid=$! pid=""
+  while kill -0 $tpid 2>/dev/null; do
+    [ -n "$pid" ] || pid=$(pgrep -P $tpid | head -1 || true)
+    [ -z "$pid" ] || echo "$(date +%s) $(awk '/VmRSS/{print $2}' /proc/$pid/status 2>/dev/null)" >> "$out.rss"
+    sleep 2
+  done
+  wait $tpid || { echo "harvest $name failed: $out.log" | tee -a "$RES"; tail -5 "$out.log"; return 1; }
+  local rows
+  rows=$(node tools/duckdb/read.mjs "$out/pairs/*.parquet" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
+  read -r user sys wall rss < "$out.time"
+  python3 - "$out/summary.json" "$name" "$user" "$sys" "$wall" "$rss" "$rows" "$out.rss" "$out.heap" <<'PY' | tee -a "$RES"
+import json, subprocess, sys
+s = json.load(open(sys.argv[1]))
+name = sys.argv[2]
+user, sysc, wall = map(float, sys.argv[3:6])
+rss, rows = int(sys.argv[6]), int(sys.argv[7])
+samples = [l.split() for l in open(sys.argv[8]) if len(l.split()) == 2]
+c = s["counters"]
+pairs = s["pairs_labeled"]
+# The heap in use near the peak, and the part of it under Prism's engine
+# (cumulative, so what the engine's functions allocated and still hold).
+top = subprocess.run(["go", "tool", "pprof", "-top", "-cum", "-sample_index=inuse_space", "bin/harvest", sys.argv[9]],
+                     capture_output=True, text=True).stdout
+unit = {"B": 1 / 2**20, "kB": 1 / 1024, "MB": 1, "GB": 1024}
+def mib(v):
+    n = v.rstrip("BkMG")
+    return float(n) * unit[v[len(n):]]
+heap = prism = 0.0
+for line in top.splitlines():
+    if "% of " in line and " total" in line:
+        heap = mib(line.split("% of ")[1].split()[0])
+    f = line.split()
+    if len(f) >= 6 and f[5].endswith("internal.executePipeline.func2"):
+        prism = mib(f[3])
+print(f"dataplane {name} sentences={c.get('harvest/sentences_kept', 0)} pair_links={c.get('harvest/pair_links', 0)} "
+      f"pairs_distinct={c.get('harvest/pairs_distinct', 0)} pairs={pairs} parquet_rows_duckdb={rows} "
+      f"wall_s={wall:.0f} cpu_s={user + sysc:.0f} pairs_per_s={pairs / wall:.0f} cpu_us_per_pair={1e6 * (user + sysc) / pairs:.0f} "
+      f"peak_rss_mib={rss / 1024:.0f} heap_at_peak_mib={heap:.0f} prism_engine_mib={prism:.0f} "
+      f"rss_bytes_per_pair={rss * 1024 / pairs:.0f} rss_samples={len(samples)}")
+PY
+}
+
+for q in $POINTS; do
+  run "q-${q//[:,]/-}" --pair_neighbours="$NEIGHBOURS" --pair_quota="$q"
+done
+if [ "$LINKS" = 1 ]; then
+  for sample in 0.01 0.03; do
+    run "links-$sample" --sample=$sample --pair_quota=near:3,mid:3,far:3,random:3
+  done
+fi
