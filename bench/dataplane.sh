@@ -17,12 +17,15 @@
 # pair_links), not with the pairs kept; LINKS=1 adds the runs that measure
 # that volume at the default neighbourhood on samples of the corpus.
 #
-#   bench/dataplane.sh
-#   POINTS="near:3,random:7 near:3,random:97" GOMEMLIMIT=20GiB bench/dataplane.sh
+#   bench/dataplane.sh                       # the 0.95M and 2.92M points (about 20 min)
+#   POINTS="near:3,random:97" GOMEMLIMIT=21GiB bench/dataplane.sh   # 10M: does not fit 24 GB on Prism
 set -euo pipefail
 cd "$(dirname "$0")/.."
 POINTS=${POINTS:-"near:3,random:7 near:3,random:27"}
-NEIGHBOURS=${NEIGHBOURS:-5}
+NEIGHBOURS=${NEIGHBOURS:-1}
+# Prism holds every element in flight; without a limit the garbage
+# collector lets RSS run about 3x above the heap in use.
+export GOMEMLIMIT=${GOMEMLIMIT:-16GiB}
 LINKS=${LINKS:-0}
 C=../shared/data/corpus/mixed-2m.jsonl.gz
 RES=bench/results.txt
