@@ -5,7 +5,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
-
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"

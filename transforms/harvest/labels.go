@@ -244,7 +244,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(sch
 	var inputs []method.PairInput
 	for _, j := range g.Jobs {
 		if f.lexical {
-			f.count(ctx, j, emit, f.res.Engine.LabelLexical(j.SetA.Text, j.SetB.Text))
+			f.count(ctx, j, emit, e.LabelLexical(j.SetA.Text, j.SetB.Text))
 			continue
 		}
 		if j.Reused {
