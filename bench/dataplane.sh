@@ -83,6 +83,15 @@ print(f"dataplane {name} sentences={c.get('harvest/sentences_kept', 0)} pair_lin
       f"wall_s={wall:.0f} cpu_s={user + sysc:.0f} pairs_per_s={pairs / wall:.0f} cpu_us_per_pair={1e6 * (user + sysc) / pairs:.0f} "
       f"peak_rss_mib={rss / 1024:.0f} heap_at_peak_mib={heap:.0f} prism_engine_mib={prism:.0f} "
       f"rss_bytes_per_pair={rss * 1024 / pairs:.0f} rss_samples={len(samples)}")
+# The RSS curve: the largest sample in each tenth of the run, GiB.
+t = [(int(a), int(b)) for a, b in samples if b.isdigit()]
+if t:
+    t0, span = t[0][0], max(t[-1][0] - t[0][0], 1)
+    curve = []
+    for k in range(10):
+        seg = [r for when, r in t if k * span / 10 <= when - t0 <= (k + 1) * span / 10]
+        curve.append(f"{max(seg) / 2**20:.1f}" if seg else "-")
+    print(f"dataplane {name} rss_curve_gib (max per tenth of {span} s): {' '.join(curve)}")
 PY
 }
 
