@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 OUT ?= out
 DEMO := $(OUT)/demo
-BINS := index retrieve train harvest evaluate refresh surrogate
+BINS := index retrieve train encode harvest evaluate refresh surrogate
 # Matrix multiply: the pure-Go kernel by default (no C library needed);
 # `make BLAS=openblas ...` links OpenBLAS through cgo (libopenblas-dev).
 BLAS ?= go

@@ -42,11 +42,38 @@ func LoadModels(ctx context.Context, dir string) (*method.Models, error) {
 	return method.LoadModels(local)
 }
 
+var (
+	modelsMu sync.Mutex
+	models   = map[string]*modelsEntry{}
+)
+
+type modelsEntry struct {
+	once sync.Once
+	m    *method.Models
+	err  error
+}
+
+// OpenModels returns the models in dir (LoadModels), loading them once per
+// process for every DoFn instance that asks.
+func OpenModels(ctx context.Context, dir string) (*method.Models, error) {
+	modelsMu.Lock()
+	e, ok := models[dir]
+	if !ok {
+		e = &modelsEntry{}
+		models[dir] = e
+	}
+	modelsMu.Unlock()
+	e.once.Do(func() { e.m, e.err = LoadModels(ctx, dir) })
+	return e.m, e.err
+}
+
 // Resources are what a worker needs to run the method.
 type Resources struct {
 	Engine *method.Engine
 	Models *method.Models
 	Index  *retrieval.Index // nil when no index was asked for
+	// Vectors counts the stored sentence vectors loaded (Paths.Vectors).
+	Vectors VectorsLoaded
 }
 
 // Paths locate the resources.
@@ -54,6 +81,10 @@ type Paths struct {
 	Chunks string // chunks table glob
 	Models string // model directory, local or remote; empty for none
 	Index  string // index directory, local or remote; empty for none
+	// Vectors is a directory of stored sentence vectors (the encode
+	// job's output), local or remote; empty for none. The models' vectors
+	// found there are loaded instead of computed (LoadVectors).
+	Vectors string
 }
 
 var (
@@ -106,6 +137,12 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 			return
 		}
 		r := &Resources{Engine: eng, Models: m}
+		if p.Vectors != "" {
+			if r.Vectors, err = LoadVectors(ctx, p.Vectors, eng); err != nil {
+				e.err = err
+				return
+			}
+		}
 		if p.Index != "" {
 			if r.Index, err = retrieval.OpenAt(ctx, p.Index); err != nil {
 				e.err = err

@@ -183,3 +183,12 @@ type SentenceEmbedding struct {
 	Sentence  string    `parquet:"sentence" json:"sentence"`
 	Embedding []float32 `parquet:"embedding,list" json:"embedding"`
 }
+
+// SentenceVector is a corpus sentence's vector under one model (the
+// coherence model's BiLSTM vector, the contrastive model's context-table
+// sum), computed once by the encode job so that harvest workers load it
+// instead of computing it again.
+type SentenceVector struct {
+	SentenceID string    `parquet:"sentence_id" json:"sentence_id"`
+	Vector     []float32 `parquet:"vector,list" json:"vector"`
+}

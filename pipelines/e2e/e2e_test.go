@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 		{"index", "../index"},
 		{"retrieve", "../retrieve"},
 		{"train", "../train"},
+		{"encode", "../encode"},
 		{"harvest", "../harvest"},
 		{"evaluate", "../evaluate"},
 		{"refresh", "../refresh"},

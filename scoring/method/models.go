@@ -39,6 +39,10 @@ type Models struct {
 	// a fixed sample of training contexts against which the "zref" reading
 	// of Eq. 4 standardises a sentence's scores. Nil when absent.
 	Reference []examples.Context
+
+	// vectorKeys are the keys of the models' sentence vectors, by term
+	// (see VectorScorer); empty for models not loaded from files.
+	vectorKeys map[string]string
 }
 
 // ReferenceFile holds a model directory's reference contexts.
@@ -101,7 +105,7 @@ func LoadTokenizer(dir string) (*tokenizer.Tokenizer, error) {
 // with disc.* and gen.* when present. A directory with none of them, or a
 // missing, corrupt or mismatched file, is an error naming it.
 func LoadModels(dir string) (*Models, error) {
-	m := &Models{}
+	m := &Models{vectorKeys: map[string]string{}}
 	var parts []string
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
@@ -114,6 +118,7 @@ func LoadModels(dir string) (*Models, error) {
 		}
 		m.Ctx = cm
 		parts = append(parts, "ctx:"+saved.WeightsSHA256)
+		m.vectorKeys[TermCtx] = vectorKey(TermCtx, saved.WeightsSHA256)
 	}
 	if exists("disc.json") || exists("gen.json") || exists(TokenizerFile) {
 		tok, err := LoadTokenizer(dir)
@@ -129,6 +134,7 @@ func LoadModels(dir string) (*Models, error) {
 			}
 			m.Disc = dm
 			parts = append(parts, "disc:"+ds.WeightsSHA256)
+			m.vectorKeys[TermDisc] = vectorKey(TermDisc, ds.WeightsSHA256, tok.Fingerprint())
 		}
 		if exists("gen.json") {
 			gm, gs, err := gen.Load(dir, tok.Fingerprint())
@@ -198,12 +204,16 @@ func (m *Models) Encode(text string) []int32 { return m.Tok.Encode(text) }
 func (m *Models) Scorers(st *Store) []Scorer {
 	var out []Scorer
 	if m.Ctx != nil {
-		out = append(out, NewCtxScorer(m.Ctx, st))
+		c := NewCtxScorer(m.Ctx, st)
+		c.Key = m.vectorKeys[TermCtx]
+		out = append(out, c)
 	}
 	if m.Disc != nil || m.Gen != nil {
 		tc := NewTokenCache(m.Tok, st)
 		if m.Disc != nil {
-			out = append(out, NewDiscScorer(m.Disc, tc))
+			d := NewDiscScorer(m.Disc, tc)
+			d.Key = m.vectorKeys[TermDisc]
+			out = append(out, d)
 		}
 		if m.Gen != nil {
 			out = append(out, NewGenScorer(m.Gen, tc))

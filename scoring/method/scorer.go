@@ -112,7 +112,9 @@ func (c *TokenCache) Tokens(ks []int32) [][]int32 {
 // of Eq. 1: each stored sentence is encoded once and cached, a context is
 // the mean of its sentences' vectors, and a pair costs only the head.
 type DiscScorer struct {
-	Model  *disc.Model
+	Model *disc.Model
+	// Key names the model's sentence vectors (see VectorScorer).
+	Key    string
 	tokens *TokenCache
 
 	mu   sync.Mutex
@@ -144,9 +146,8 @@ func (d *DiscScorer) vectors(ks []int32, work *Stats) [][]float32 {
 	if len(miss) == 0 {
 		return out
 	}
-	const batch = 256
-	for b := 0; b < len(miss); b += batch {
-		part := miss[b:min(b+batch, len(miss))]
+	for b := 0; b < len(miss); b += discBatch {
+		part := miss[b:min(b+discBatch, len(miss))]
 		vs := d.Model.Encode(d.tokens.Tokens(part))
 		d.mu.Lock()
 		for j, k := range part {
@@ -298,6 +299,8 @@ func (g *GenScorer) ScoreBatch(items []ScoreItem, work *Stats) {
 // and its score one dot product.
 type CtxScorer struct {
 	Model *contrast.Model
+	// Key names the model's sentence vectors (see VectorScorer).
+	Key   string
 	store *Store
 
 	mu   sync.Mutex

@@ -9,10 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -54,6 +52,10 @@ type Config struct {
 	// and Sentences where they are empty.
 	Corpus, Index, Chunks, Sentences string
 	Model, Output                    string
+	// Vectors is a directory of stored sentence vectors (bin/encode):
+	// empty means <corpus>/vectors if it holds the models' vectors, "none"
+	// means none.
+	Vectors string
 	// Method is the harvest's method, sampling and seed (settings.Harvest).
 	Method settings.Harvest
 	// Shards is the files per Parquet table; Print the labeled pairs
@@ -72,6 +74,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Sentences, "sentences", "", "Sentences table glob (default <corpus>/sentences/*.parquet).")
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required, except with --labeler=lexical).")
 	fs.StringVar(&c.Output, "output", "", "Output directory (required).")
+	fs.StringVar(&c.Vectors, "vectors", "", "Stored sentence vectors from bin/encode, local or gs:// (default <corpus>/vectors when it holds the models' vectors; none: compute them all in the workers).")
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
@@ -115,7 +118,11 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
 		return err
 	}
-	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks)
+	vecs, err := c.vectorsRoot()
+	if err != nil {
+		return err
+	}
+	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks, vecs)
 	if err != nil {
 		return err
 	}
@@ -154,10 +161,35 @@ func Run(ctx context.Context, c Config) error {
 	return nil
 }
 
+// vectorsRoot is where the harvest looks for stored sentence vectors, and
+// whether it must find them there.
+func (c *Config) vectorsRoot() (Vectors, error) {
+	switch c.Vectors {
+	case "none":
+		return Vectors{}, nil
+	case "":
+		if c.Corpus == "" {
+			return Vectors{}, nil
+		}
+		return Vectors{Root: storage.Join(c.Corpus, "vectors")}, nil
+	}
+	return Vectors{Root: c.Vectors, Required: true}, nil
+}
+
+// Vectors is where a harvest's workers load stored sentence vectors from.
+type Vectors struct {
+	// Root is the encode job's output directory; empty for none.
+	Root string
+	// Required makes it an error to find none of the models' vectors
+	// there; otherwise the workers then compute them all.
+	Required bool
+}
+
 // Prepare checks, before a job starts, that the index and the models
 // open and suit the method (a remote index is checked by its metadata,
-// not fetched), and returns the harvest's spec.
-func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks string) (harvest.Spec, error) {
+// not fetched), and which of the models' sentence vectors are stored
+// under vecs, and returns the harvest's spec.
+func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks string, vecs Vectors) (harvest.Spec, error) {
 	pc, err := PairConfig(h)
 	if err != nil {
 		return harvest.Spec{}, err
@@ -180,7 +212,45 @@ func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks st
 		return harvest.Spec{}, err
 	}
 	paths := resources.Paths{Chunks: absGlob(chunks), Models: absGlob(model), Index: absGlob(indexDir)}
+	if vecs.Root != "" {
+		if paths.Vectors, err = storedVectors(ctx, models, model, vecs); err != nil {
+			return harvest.Spec{}, err
+		}
+	}
 	return NewSpec(h, pc, paths, models.Fingerprint, indexFP), nil
+}
+
+// storedVectors returns the vectors root the workers load from (empty when
+// it holds none of the models' vectors and they need not be there), and
+// says which models' vectors are stored and which the workers compute.
+func storedVectors(ctx context.Context, models *method.Models, model string, vecs Vectors) (string, error) {
+	e, err := models.Engine(method.NewStore())
+	if err != nil {
+		return "", err
+	}
+	if len(e.VectorScorers()) == 0 {
+		return "", nil
+	}
+	found, missing, err := resources.StoredVectors(ctx, vecs.Root, e)
+	if err != nil {
+		return "", fmt.Errorf("--vectors: %w", err)
+	}
+	if len(found) == 0 {
+		if vecs.Required {
+			return "", fmt.Errorf("--vectors: %s holds none of these models' sentence vectors (looked for %v); store them with bin/encode --model=%s --output=%s",
+				vecs.Root, missing, model, vecs.Root)
+		}
+		fmt.Printf("harvest: no stored sentence vectors in %s; every worker computes those it needs (bin/encode --model=%s --output=%s stores them once)\n",
+			vecs.Root, model, vecs.Root)
+		return "", nil
+	}
+	for _, dir := range found {
+		fmt.Printf("harvest: sentence vectors loaded from %s\n", dir)
+	}
+	for _, dir := range missing {
+		fmt.Printf("harvest: no %s; the workers compute those vectors\n", dir)
+	}
+	return absGlob(vecs.Root), nil
 }
 
 // NewSpec is the harvest of settings h, with pair sampler pc, over the
@@ -278,13 +348,4 @@ func setDefault(p *string, v string) {
 
 // absGlob makes a local glob absolute, so workers started elsewhere find
 // it; remote globs are returned as they are.
-func absGlob(g string) string {
-	if strings.Contains(g, "://") {
-		return g
-	}
-	a, err := filepath.Abs(g)
-	if err != nil {
-		return g
-	}
-	return a
-}
+func absGlob(g string) string { return jobrun.AbsPath(g) }

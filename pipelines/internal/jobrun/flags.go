@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -100,4 +101,17 @@ func ParseArgs(c Registerer, args ...string) error {
 	fs.SetOutput(io.Discard)
 	c.Register(fs)
 	return fs.Parse(args)
+}
+
+// AbsPath returns a local path (or glob) made absolute, so that workers
+// started elsewhere find it; a remote path is returned as it is.
+func AbsPath(p string) string {
+	if strings.Contains(p, "://") {
+		return p
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
 }

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
+)
+
+func sentencesEncoded(t *testing.T, out string) int64 {
+	t.Helper()
+	var sum harvest.Summary
+	b, err := os.ReadFile(out + "/summary.json")
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return sum.Counters["harvest/sentences_encoded"]
+}
+
+// TestHarvestStoredVectors stores the corpus's sentence vectors with
+// bin/encode and checks that a harvest loading them labels exactly the
+// pairs, with exactly the context sets, of a harvest computing them, while
+// encoding no corpus sentence; and that a missing or damaged store is
+// refused with an error naming it.
+func TestHarvestStoredVectors(t *testing.T) {
+	corpusOut, model := harvestFixture(t)
+	tmp := t.TempDir()
+	outA, outB := filepath.Join(tmp, "computed"), filepath.Join(tmp, "stored")
+	stdout := run(t, "harvest", append(harvestArgs(corpusOut, model, outA), "--preset=paper", "--top_k=60", "--rerank=24", "--set_size=8")...)
+	if !strings.Contains(stdout, "no stored sentence vectors in "+corpusOut+"/vectors") {
+		t.Fatalf("harvest did not say it computes the vectors:\n%s", stdout)
+	}
+
+	stdout = run(t, "encode", "--corpus="+corpusOut, "--model="+model, "--parquet_shards=2")
+	tables, _ := filepath.Glob(corpusOut + "/vectors/*")
+	var names []string
+	for _, d := range tables {
+		names = append(names, filepath.Base(d))
+	}
+	if len(tables) != 2 || !strings.HasPrefix(names[0], "ctx-") || !strings.HasPrefix(names[1], "disc-") {
+		t.Fatalf("vector tables %v\n%s", names, stdout)
+	}
+	sents := readAll[schemas.Sentence](t, corpusOut+"/sentences")
+	for _, d := range tables {
+		vs := readAll[schemas.SentenceVector](t, d)
+		ids := map[string]bool{}
+		for _, v := range vs {
+			ids[v.SentenceID] = true
+			if len(v.Vector) == 0 || len(v.Vector) != len(vs[0].Vector) {
+				t.Fatalf("%s: sentence %s has %d values", d, v.SentenceID, len(v.Vector))
+			}
+		}
+		if len(vs) != len(sents) || len(ids) != len(sents) {
+			t.Fatalf("%s: %d vectors (%d sentences) for %d sentences", d, len(vs), len(ids), len(sents))
+		}
+	}
+	if again := run(t, "encode", "--corpus="+corpusOut, "--model="+model); strings.Count(again, "is complete; kept") != 2 {
+		t.Fatalf("a second encode run recomputed complete tables:\n%s", again)
+	}
+
+	stdout = run(t, "harvest", append(harvestArgs(corpusOut, model, outB), "--preset=paper", "--top_k=60", "--rerank=24", "--set_size=8")...)
+	if strings.Count(stdout, "sentence vectors loaded from "+corpusOut+"/vectors/") != 2 {
+		t.Fatalf("harvest did not load both tables:\n%s", stdout)
+	}
+	pairs, sets := sortedPairs(t, outA+"/pairs"), sortedSets(t, outA+"/context_sets")
+	if len(pairs) < 10 || len(sets) < 10 {
+		t.Fatalf("%d pairs, %d context sets", len(pairs), len(sets))
+	}
+	if !reflect.DeepEqual(sortedPairs(t, outB+"/pairs"), pairs) || !reflect.DeepEqual(sortedSets(t, outB+"/context_sets"), sets) {
+		t.Fatal("the harvest with stored vectors labeled other pairs or built other context sets")
+	}
+	// Computing, the workers encode the corpus sentences their contexts
+	// use (here all of them); loading, only the labeled sentences
+	// themselves, once per scoring call, in both runs.
+	computed, stored := sentencesEncoded(t, outA), sentencesEncoded(t, outB)
+	if computed-stored < int64(len(sents))*9/10 {
+		t.Fatalf("sentences encoded: %d computing, %d with stored vectors (%d corpus sentences)", computed, stored, len(sents))
+	}
+
+	// --vectors named explicitly must hold the models' vectors.
+	empty := filepath.Join(tmp, "no-vectors")
+	os.MkdirAll(empty, 0o755)
+	code, stderr := runExit(t, "harvest", append(harvestArgs(corpusOut, model, filepath.Join(tmp, "c")), "--vectors="+empty)...)
+	if l := firstLine(stderr); code == 0 || !strings.Contains(l, empty+" holds none of these models' sentence vectors") {
+		t.Fatalf("harvest with an empty --vectors: exit %d: %q", code, l)
+	}
+	// A table that lost a file is refused before the job starts.
+	parts, _ := filepath.Glob(tables[1] + "/part-*.parquet")
+	os.Remove(parts[0])
+	code, stderr = runExit(t, "harvest", harvestArgs(corpusOut, model, filepath.Join(tmp, "d"))...)
+	if l := firstLine(stderr); code == 0 || !strings.Contains(l, filepath.Base(parts[0])) {
+		t.Fatalf("harvest with a damaged vector table: exit %d: %q", code, l)
+	}
+}
