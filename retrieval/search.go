@@ -33,6 +33,7 @@ type Index struct {
 	dir      string
 	shards   []bleve.Index
 	docCount []uint64
+	ids      []idTable // per shard, read at the first search
 	an       *Analyzer
 	// MinBigrams: queries with fewer distinct bigrams found in the index
 	// than this also search the unigram field, when the index has one.
@@ -93,6 +94,7 @@ func Open(dir string) (*Index, error) {
 		}
 		ix.docCount = append(ix.docCount, n)
 	}
+	ix.ids = make([]idTable, len(ix.shards))
 	return ix, nil
 }
 
@@ -318,7 +320,7 @@ func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint
 	if ix.BleveCollector {
 		top, err = bleveTop(ctx, ix.shards[s], q, size)
 	} else {
-		top, err = topN(ctx, ix.shards[s], q, size)
+		top, err = topN(ctx, ix.shards[s], q, size, &ix.ids[s])
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search shard %d: %w", s, err)

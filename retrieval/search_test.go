@@ -367,9 +367,25 @@ func TestTopNEqualsBleveCollector(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := topN(context.Background(), sh, q, k)
+					got, err := topN(context.Background(), sh, q, k, &ix.ids[s])
 					if err != nil {
 						t.Fatal(err)
+					}
+					if s == 0 {
+						// And without the ID table.
+						plain, err := topN(context.Background(), sh, q, k, nil)
+						if err != nil || !slices.Equal(plain, got) {
+							t.Fatalf("shards=%d query %d k=%d: the ID table changed the hits (%v)", shards, qi, k, err)
+						}
+						named := 0
+						for _, id := range ix.ids[s].ids {
+							if id != "" {
+								named++
+							}
+						}
+						if uint64(named) != ix.docCount[s] {
+							t.Fatalf("shards=%d: the ID table names %d chunks of %d", shards, named, ix.docCount[s])
+						}
 					}
 					if len(got) != len(want) {
 						t.Fatalf("shards=%d shard %d query %d k=%d: %d hits, bleve %d", shards, s, qi, k, len(got), len(want))

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // shardHit is one hit of one shard, with bleve's score for that shard.
@@ -56,7 +58,10 @@ const checkDoneEvery = 1024
 // alone (see topScores). Only the survivors, at least size of them, have
 // their chunk IDs read, and are then sorted by (-score, ID) and cut to size.
 // bleve's collector instead reads and compares the ID of every match.
-func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []shardHit, err error) {
+//
+// With a table (non-nil ids), the survivors' chunk IDs come from it instead
+// of from the index, one array read each.
+func topN(ctx context.Context, sh bleve.Index, q query.Query, size int, ids *idTable) (_ []shardHit, err error) {
 	adv, err := sh.Advanced()
 	if err != nil {
 		return nil, err
@@ -119,12 +124,22 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []sha
 	kept := top.survivors()
 	slices.SortFunc(kept, func(a, b scoredDoc) int { return cmp.Compare(b.score, a.score) })
 	out := make([]shardHit, len(kept))
+	var table []string
+	if ids != nil {
+		if table, err = ids.get(r); err != nil {
+			return nil, err
+		}
+	}
 	var buf [8]byte
 	for i, c := range kept {
-		binary.BigEndian.PutUint64(buf[:], c.doc)
-		id, err := r.ExternalID(buf[:])
-		if err != nil {
-			return nil, err
+		var id string
+		if c.doc < uint64(len(table)) && table[c.doc] != "" {
+			id = table[c.doc]
+		} else {
+			binary.BigEndian.PutUint64(buf[:], c.doc)
+			if id, err = r.ExternalID(buf[:]); err != nil {
+				return nil, err
+			}
 		}
 		out[i] = shardHit{id, c.score}
 	}
@@ -139,6 +154,71 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int) (_ []sha
 		i = j
 	}
 	return out[:min(size, len(out))], nil
+}
+
+// idTable holds the chunk ID of every document of a read-only shard by its
+// internal document number, read once: reading IDs from the index for the
+// thousands of survivors of every query was a quarter of a top-20,000
+// search. The numbers stay valid because the shard is opened read-only, so
+// every reader of it sees the same segments.
+type idTable struct {
+	once sync.Once
+	ids  []string
+	err  error
+}
+
+// maxIDTableSlack bounds the table's length as a multiple of the documents
+// it holds: a shard whose internal numbers are sparser than that (many
+// deletions) gets no table, and its IDs are read from the index.
+const maxIDTableSlack = 4
+
+// get returns the table, reading every document's ID through r the first
+// time.
+func (t *idTable) get(r index.IndexReader) ([]string, error) {
+	t.once.Do(func() { t.ids, t.err = readIDTable(r) })
+	return t.ids, t.err
+}
+
+func readIDTable(r index.IndexReader) (_ []string, err error) {
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := all.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	n, err := r.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, n)
+	for {
+		internal, err := all.Next()
+		if err != nil {
+			return nil, err
+		}
+		if internal == nil {
+			break
+		}
+		if len(internal) != 8 {
+			return nil, fmt.Errorf("internal document ID of %d bytes, want 8", len(internal))
+		}
+		doc := binary.BigEndian.Uint64(internal)
+		if doc >= maxIDTableSlack*(n+1024) {
+			return nil, nil
+		}
+		id, err := r.ExternalID(internal)
+		if err != nil {
+			return nil, err
+		}
+		if doc >= uint64(len(ids)) {
+			ids = append(ids, make([]string, doc+1-uint64(len(ids)))...)
+		}
+		ids[doc] = id
+	}
+	return ids, nil
 }
 
 // scoredDoc is a match by internal document number.
