@@ -7,7 +7,9 @@ package vectors
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -34,9 +36,17 @@ type Config struct {
 	// BLAS selects the matrix multiply (see resources.UseBackend); empty
 	// keeps the process's.
 	BLAS string
-	// Batch is the sentences encoded together; 0 means 1,024.
+	// Batch is the sentences a DoFn gathers before encoding them; 0 means
+	// 4,096.
 	Batch int
+	// Threads encode parts of a batch at once; 0 means GOMAXPROCS. A
+	// runner that gives a stage one bundle at a time (Prism) otherwise
+	// encodes on one core.
+	Threads int
 }
+
+// part is the sentences one thread encodes at a time.
+const part = 256
 
 // Scorer returns the vector scorer of the models in dir with the given key.
 func Scorer(ctx context.Context, dir, key string) (method.VectorScorer, error) {
@@ -86,7 +96,10 @@ func (f *encodeFn) Setup(ctx context.Context) error {
 		return err
 	}
 	if f.Cfg.Batch <= 0 {
-		f.Cfg.Batch = 1024
+		f.Cfg.Batch = 4096
+	}
+	if f.Cfg.Threads <= 0 {
+		f.Cfg.Threads = runtime.GOMAXPROCS(0)
 	}
 	term, _, _ := strings.Cut(f.Cfg.Key, "-")
 	f.encoded = counter.New("encode", "vectors_"+term)
@@ -113,7 +126,25 @@ func (f *encodeFn) flush(ctx context.Context, emit func(schemas.SentenceVector))
 	if len(f.ids) == 0 {
 		return
 	}
-	vs := f.scorer.SentenceVectors(f.texts)
+	// A sentence's vector does not depend on what it is encoded with, so
+	// the parts can go to threads in any order.
+	vs := make([][]float32, len(f.texts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(f.Cfg.Threads, (len(f.texts)+part-1)/part) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				copy(vs[b:], f.scorer.SentenceVectors(f.texts[b:min(b+part, len(f.texts))]))
+			}
+		}()
+	}
+	for b := 0; b < len(f.texts); b += part {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
 	for i, id := range f.ids {
 		emit(schemas.SentenceVector{SentenceID: id, Vector: vs[i]})
 	}
