@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -59,17 +60,34 @@ func Write(s beam.Scope, cfg Config, col beam.PCollection) beam.PCollection {
 		cfg.RunID = storage.RunID()
 	}
 	t := col.Type().Type()
-	keyed := beam.ParDo(s, &keyByShardFn{NumShards: cfg.NumShards}, col)
+	keyed := KeyByShard(s, cfg.NumShards, col)
 	grouped := beam.GroupByKey(s, keyed)
 	written := beam.ParDo(s, &writeShardFn{
 		Dir: cfg.Dir, NumShards: cfg.NumShards, RowGroupRows: cfg.RowGroupRows, RunID: cfg.RunID,
 		Type: beam.EncodedType{T: t},
 	}, grouped)
+	return Commit(s, cfg, t, keyed, written)
+}
+
+// KeyByShard keys each record of col by the shard Write would put it in:
+// a hash of its Key (see Keyed) modulo numShards.
+func KeyByShard(s beam.Scope, numShards int, col beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &keyByShardFn{NumShards: numShards}, col)
+}
+
+// Commit is the end of a table whose shards a caller's DoFn writes (with
+// storage.TableSpec.WriteShard, in cfg.Dir, with cfg.RunID, which must be
+// set) instead of Write's: written holds each shard's storage.FileEntry as
+// JSON, keyed the rows (as KeyByShard gives them) from which each shard's
+// expected row count is taken. It commits the table (rows of type t) once
+// every shard is written, and returns a PCollection holding the manifest's
+// path.
+func Commit(s beam.Scope, cfg Config, t reflect.Type, keyed, written beam.PCollection) beam.PCollection {
 	// What each shard was sent, counted apart from the writers: the
 	// manifest is written only if every shard reports exactly that.
 	sent := beam.CombinePerKey(s, sumRows, beam.ParDo(s, &shardOneFn{}, keyed))
 	return beam.ParDo(s, &finalizeFn{
-		Dir: cfg.Dir, NumShards: cfg.NumShards, RunID: cfg.RunID, Type: beam.EncodedType{T: t},
+		Dir: cfg.Dir, NumShards: max(cfg.NumShards, 1), RunID: cfg.RunID, Type: beam.EncodedType{T: t},
 	}, beam.Impulse(s), beam.SideInput{Input: written}, beam.SideInput{Input: sent})
 }
 

@@ -6,7 +6,9 @@ package vectors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,13 +19,15 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/counter"
+	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, schemas.Sentence, func(schemas.SentenceVector), error](&encodeFn{})
-	register.Emitter1[schemas.SentenceVector]()
+	register.DoFn3x2[context.Context, int, func(*schemas.Sentence) bool, string, error](&encodeShardFn{})
+	register.Iter1[schemas.Sentence]()
 }
 
 // Config configures Encode.
@@ -36,12 +40,12 @@ type Config struct {
 	// BLAS selects the matrix multiply (see resources.UseBackend); empty
 	// keeps the process's.
 	BLAS string
-	// Batch is the sentences a DoFn gathers before encoding them; 0 means
-	// 4,096.
+	// Batch is the sentences a shard's writer gathers before encoding
+	// them; 0 means 4,096.
 	Batch int
 	// Threads encode parts of a batch at once; 0 means GOMAXPROCS. A
-	// runner that gives a stage one bundle at a time (Prism) otherwise
-	// encodes on one core.
+	// runner that runs a stage as one bundle (Prism) would otherwise
+	// encode on one core.
 	Threads int
 }
 
@@ -68,15 +72,41 @@ func Scorer(ctx context.Context, dir, key string) (method.VectorScorer, error) {
 	return nil, fmt.Errorf("models %s have no sentence vectors %q (they have %v)", dir, key, keys)
 }
 
-// Encode computes the vector of every sentence (schemas.Sentence) under the
-// model cfg.Key names, as schemas.SentenceVector.
-func Encode(s beam.Scope, cfg Config, sentences beam.PCollection) beam.PCollection {
-	s = s.Scope("vectors.Encode")
-	return beam.ParDo(s, &encodeFn{Cfg: cfg}, sentences)
+// vectorRowGroup is the rows per row group of a vector table: vectors are
+// kilobytes each, so the writer's buffer stays tens of megabytes.
+const vectorRowGroup = 4096
+
+// Write computes the vector of every sentence (schemas.Sentence) under the
+// model cfg.Key names and writes them as the table (schemas.SentenceVector)
+// that table describes. The sentences are grouped into the table's shards
+// first and each shard's writer encodes its own, so the vectors (kilobytes
+// each) never pass through the runner: Prism holds a stage's elements in
+// memory, and a million of them did not fit. It returns a PCollection
+// holding the manifest's path once the table is complete.
+func Write(s beam.Scope, cfg Config, table parquetio.Config, sentences beam.PCollection) beam.PCollection {
+	s = s.Scope("vectors.Write")
+	table.NumShards = max(table.NumShards, 1)
+	if table.RunID == "" {
+		table.RunID = storage.RunID()
+	}
+	if table.RowGroupRows == 0 {
+		table.RowGroupRows = vectorRowGroup
+	}
+	keyed := parquetio.KeyByShard(s, table.NumShards, sentences)
+	written := beam.ParDo(s, &encodeShardFn{Cfg: cfg, Dir: table.Dir, NumShards: table.NumShards,
+		RunID: table.RunID, RowGroupRows: table.RowGroupRows}, beam.GroupByKey(s, keyed))
+	return parquetio.Commit(s, table, reflect.TypeOf(schemas.SentenceVector{}), keyed, written)
 }
 
-type encodeFn struct {
-	Cfg Config
+// encodeShardFn encodes one shard's sentences in batches and writes their
+// vectors as the shard's file; it emits the file's storage.FileEntry as
+// JSON.
+type encodeShardFn struct {
+	Cfg          Config
+	Dir          string
+	NumShards    int
+	RunID        string
+	RowGroupRows int64
 
 	scorer  method.VectorScorer
 	ids     []string
@@ -85,7 +115,7 @@ type encodeFn struct {
 	prog    *progress.Reporter
 }
 
-func (f *encodeFn) Setup(ctx context.Context) error {
+func (f *encodeShardFn) Setup(ctx context.Context) error {
 	if f.Cfg.BLAS != "" {
 		if err := resources.UseBackend(f.Cfg.BLAS); err != nil {
 			return err
@@ -107,27 +137,36 @@ func (f *encodeFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *encodeFn) ProcessElement(ctx context.Context, sent schemas.Sentence, emit func(schemas.SentenceVector)) error {
-	f.ids = append(f.ids, sent.ID)
-	f.texts = append(f.texts, sent.Text)
-	if len(f.ids) >= f.Cfg.Batch {
-		f.flush(ctx, emit)
+func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents func(*schemas.Sentence) bool) (string, error) {
+	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: reflect.TypeOf(schemas.SentenceVector{}),
+		RunID: f.RunID, RowGroupRows: f.RowGroupRows}
+	f.ids, f.texts = f.ids[:0], f.texts[:0]
+	e, err := t.WriteShard(ctx, shard, func(write func(any) error) error {
+		var st schemas.Sentence
+		for sents(&st) {
+			f.ids, f.texts = append(f.ids, st.ID), append(f.texts, st.Text)
+			if len(f.ids) >= f.Cfg.Batch {
+				if err := f.flush(ctx, write); err != nil {
+					return err
+				}
+			}
+		}
+		return f.flush(ctx, write)
+	})
+	if err != nil {
+		return "", err
 	}
-	return nil
+	b, err := json.Marshal(e)
+	return string(b), err
 }
 
-// FinishBundle encodes what the bundle left in the batch.
-func (f *encodeFn) FinishBundle(ctx context.Context, emit func(schemas.SentenceVector)) error {
-	f.flush(ctx, emit)
-	return nil
-}
-
-func (f *encodeFn) flush(ctx context.Context, emit func(schemas.SentenceVector)) {
+// flush encodes the gathered sentences, parts of them on several threads
+// (a sentence's vector does not depend on what it is encoded with), and
+// writes their rows.
+func (f *encodeShardFn) flush(ctx context.Context, write func(any) error) error {
 	if len(f.ids) == 0 {
-		return
+		return nil
 	}
-	// A sentence's vector does not depend on what it is encoded with, so
-	// the parts can go to threads in any order.
 	vs := make([][]float32, len(f.texts))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -146,14 +185,17 @@ func (f *encodeFn) flush(ctx context.Context, emit func(schemas.SentenceVector))
 	close(next)
 	wg.Wait()
 	for i, id := range f.ids {
-		emit(schemas.SentenceVector{SentenceID: id, Vector: vs[i]})
+		if err := write(schemas.SentenceVector{SentenceID: id, Vector: vs[i]}); err != nil {
+			return err
+		}
 	}
 	f.encoded.Inc(ctx, int64(len(f.ids)))
 	f.prog.Add(int64(len(f.ids)))
 	f.ids, f.texts = f.ids[:0], f.texts[:0]
+	return nil
 }
 
-func (f *encodeFn) Teardown() {
+func (f *encodeShardFn) Teardown() {
 	if f.prog != nil {
 		f.prog.Done()
 	}

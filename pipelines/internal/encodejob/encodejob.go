@@ -149,8 +149,8 @@ func Run(ctx context.Context, c Config) error {
 			sents = parquetio.Read(s, jobrun.AbsPath(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
 		}
 		tables = append(tables, dir)
-		vs := vectors.Encode(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS}, sents)
-		parquetio.Write(s, parquetio.Config{Dir: dir, NumShards: c.Shards}, vs)
+		vectors.Write(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS},
+			parquetio.Config{Dir: dir, NumShards: c.Shards}, sents)
 	}
 	if len(tables) == 0 {
 		return nil
