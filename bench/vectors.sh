@@ -9,8 +9,8 @@
 # harvest its wall and CPU seconds, corpus sentences encoded, peak RSS and
 # CPU seconds per labeled pair.
 #
-#   MODEL=out/vb/models bench/vectors.sh
-#   MODEL=out/vb/models PRESET=paper_small SAMPLE=0.0005 bench/vectors.sh
+#   MODEL=out/vb/models PRESET=paper SAMPLE=0.0002 EXTRA=--lambda=disc:1 bench/vectors.sh
+#   MODEL=out/vb/models PRESET=paper_small SAMPLE=0.00005 bench/vectors.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${MODEL:?set MODEL to a model directory from bin/train --models=...,disc}"
@@ -38,12 +38,17 @@ timed() { # timed NAME CMD...: runs CMD, leaves "user sys wall maxrss_kib" in $O
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: --blas=go"
 } | tee -a "$RES"
 
-rm -rf "$idx/vectors"
-timed encode bin/encode --corpus="$idx" --model="$MODEL" --parquet_shards=4
-read -r u s w m < "$OUT/encode.time"
-rows=$(grep -o 'rows_read *[0-9]*' "$OUT/encode.log" | head -1 | grep -o '[0-9]*$' || echo "?")
-bytes=$(du -sb "$idx/vectors" | cut -f1)
-echo "encode sentences=$rows tables=$(ls "$idx/vectors" | tr '\n' ',' | sed 's/,$//') bytes=$bytes wall_s=$w cpu_s=$(python3 -c "print(round($u+$s))") peak_rss_mib=$((m / 1024))" | tee -a "$RES"
+# The vectors are encoded once per index (REENCODE=1 encodes them again).
+if [ -n "${REENCODE:-}" ] || [ ! -d "$idx/vectors" ]; then
+  rm -rf "$idx/vectors"
+  timed encode bin/encode --corpus="$idx" --model="$MODEL" --parquet_shards=4
+  read -r u s w m < "$OUT/encode.time"
+  rows=$(awk '$1=="parquetio/rows_read"{print $2}' "$OUT/encode.log")
+  bytes=$(du -sb "$idx/vectors" | cut -f1)
+  echo "encode sentences=$rows tables=$(ls "$idx/vectors" | tr '\n' ',' | sed 's/,$//') bytes=$bytes wall_s=$w cpu_s=$(python3 -c "print(round($u+$s))") peak_rss_mib=$((m / 1024))" | tee -a "$RES"
+else
+  echo "encode: the vectors in $idx/vectors were kept from an earlier run" | tee -a "$RES"
+fi
 
 for mode in none stored; do
   vec=--vectors=none

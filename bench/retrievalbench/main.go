@@ -8,6 +8,12 @@
 //	retrievalbench latency -index DIR -queries stsb-dev.tsv -n 1000 -k 20000 [-ids FILE -ids_k 1000] [-cpuprofile FILE] [-bleve_collector]
 //	retrievalbench neardup -index DIR -sentences 'out/sentences/*.parquet' -n 1000 [-bleve_collector]
 //	retrievalbench terms -index DIR -queries stsb-dev.tsv -n 1000 -out DIR [-chunks DIR]
+//	retrievalbench build -chunks 'out/corpus/chunks/*.parquet' -repeat 3 -out DIR
+//
+// build writes a one-shard index of a chunks table repeated -repeat times
+// (each copy's chunk IDs suffixed "~rN"), for latency at a shard size the
+// corpora at hand do not reach in one index job: the copies tie in score,
+// and each bigram's postings grow -repeat times.
 //
 // -bleve_collector searches through bleve's own (-_score, _id) top-N
 // collector (retrieval.Index.BleveCollector) instead of the default one,
@@ -35,7 +41,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup|terms [flags]")
+		fmt.Fprintln(os.Stderr, "usage: retrievalbench latency|neardup|terms|build [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -51,11 +57,18 @@ func main() {
 	idsPath := fs.String("ids", "", "latency: write each query's top ids_k chunk IDs and scores, and the hits tied with the last, to this gzip TSV")
 	idsK := fs.Int("ids_k", 1000, "latency: chunk IDs per query written to -ids")
 	cpuProfile := fs.String("cpuprofile", "", "latency: write a CPU profile of the timed queries to this file")
-	chunks := fs.String("chunks", "", "terms: the index job's chunks table (default: DIR/../chunks for -index DIR)")
+	chunks := fs.String("chunks", "", "terms: the index job's chunks table (default: DIR/../chunks for -index DIR); build: a glob of its files")
+	repeat := fs.Int("repeat", 1, "build: copies of the chunks table to index")
 	outDir := fs.String("out", "", "terms: output directory")
 	bleveCollector := fs.Bool("bleve_collector", false, "latency, neardup: use bleve's (-_score, _id) top-N collector instead of the default one (same hits, slower)")
 	fs.Parse(os.Args[2:])
 
+	if os.Args[1] == "build" {
+		if err := build(*chunks, *repeat, *outDir); err != nil {
+			fail(err)
+		}
+		return
+	}
 	ix, err := retrieval.Open(*indexDir)
 	if err != nil {
 		fail(err)
@@ -114,10 +127,13 @@ func readQueries(path string, n int) []string {
 func latency(ix *retrieval.Index, path string, n, k int, idsPath string, idsK int, profile string) {
 	qs := readQueries(path, n)
 	ctx := context.Background()
-	// Warm up the OS page cache and bleve's segment caches.
+	// Warm up the OS page cache and bleve's segment caches (and read each
+	// shard's chunk ID table, at the first search).
+	warm := time.Now()
 	for _, q := range qs[:min(20, len(qs))] {
 		ix.Search(ctx, q, k, nil)
 	}
+	warmup := time.Since(warm)
 	var tops [][]schemas.Hit
 	if idsPath != "" {
 		tops = make([][]schemas.Hit, len(qs))
@@ -161,10 +177,10 @@ func latency(ix *retrieval.Index, path string, n, k int, idsPath string, idsK in
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-	fmt.Printf("latency shards=%d unigrams=%t collector=%s k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d\n",
+	fmt.Printf("latency shards=%d unigrams=%t collector=%s k=%d queries=%d p50=%.1fms p95=%.1fms max=%.1fms mean=%.1fms qps=%.1f mean_hits=%.0f no_hits=%d warmup_20_queries=%.2fs\n",
 		ix.Meta.NumShards, ix.Meta.Unigrams, collector(ix), k, len(qs),
 		ms(pct(0.5)), ms(pct(0.95)), ms(lat[len(lat)-1]), ms(total)/float64(len(qs)),
-		float64(len(qs))/total.Seconds(), float64(hits)/float64(len(qs)), empty)
+		float64(len(qs))/total.Seconds(), float64(hits)/float64(len(qs)), empty, warmup.Seconds())
 }
 
 // collector names the top-K collector ix searches with.
@@ -293,4 +309,46 @@ func lengthBucket(n int) string {
 	default:
 		return "32+"
 	}
+}
+
+// build indexes repeat copies of the chunks matching glob into a one-shard
+// index in out.
+func build(glob string, repeat int, out string) error {
+	if glob == "" || out == "" || repeat < 1 {
+		return fmt.Errorf("build needs -chunks, -out and -repeat >= 1")
+	}
+	opts := retrieval.BuildOptions{}
+	w, err := retrieval.CreateShard(out, 0, 1, opts)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for r := range repeat {
+		var addErr error
+		err := storage.ScanGlob(context.Background(), glob, func(c schemas.Chunk) bool {
+			if r > 0 {
+				c.ID = fmt.Sprintf("%s~r%d", c.ID, r)
+			}
+			addErr = w.Add(&c)
+			return addErr == nil
+		})
+		if err == nil {
+			err = addErr
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "build: copy %d of %d done, %d chunks, %.0f s\n", r+1, repeat, w.Count(), time.Since(t0).Seconds())
+	}
+	if _, err := w.Close(); err != nil {
+		return err
+	}
+	meta, err := retrieval.Finalize(out, 1, opts, fmt.Sprintf("%s repeated %d times", glob, repeat))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("build chunks=%d repeat=%d seconds=%.0f chunks_per_s=%.0f\n", meta.Shards[0].Count, repeat,
+		time.Since(t0).Seconds(), float64(meta.Shards[0].Count)/time.Since(t0).Seconds())
+	return nil
 }
