@@ -51,6 +51,17 @@ func (e *Engine) VectorScorers() []VectorScorer {
 	return out
 }
 
+// VectorScorers returns the vector scorers of the loaded models (those with
+// a key: models loaded from files), apart from any corpus: to compute
+// vectors, or to name the tables that hold them.
+func (m *Models) VectorScorers() ([]VectorScorer, error) {
+	e, err := m.Engine(NewStore())
+	if err != nil {
+		return nil, err
+	}
+	return e.VectorScorers(), nil
+}
+
 // SentenceIndex returns the store index of the sentence with the given ID.
 func (st *Store) SentenceIndex(id string) (int32, bool) {
 	k, ok := st.sentIdx[id]

@@ -58,12 +58,12 @@ func Scorer(ctx context.Context, dir, key string) (method.VectorScorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := m.Engine(method.NewStore())
+	all, err := m.VectorScorers()
 	if err != nil {
 		return nil, err
 	}
 	var keys []string
-	for _, v := range e.VectorScorers() {
+	for _, v := range all {
 		if v.VectorKey() == key {
 			return v, nil
 		}

@@ -98,11 +98,10 @@ func Plan(ctx context.Context, dir, terms string) ([]method.VectorScorer, error)
 	if err != nil {
 		return nil, err
 	}
-	e, err := m.Engine(method.NewStore())
+	all, err := m.VectorScorers()
 	if err != nil {
 		return nil, err
 	}
-	all := e.VectorScorers()
 	var have []string
 	for _, v := range all {
 		have = append(have, v.Terms()[0])
