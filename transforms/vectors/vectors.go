@@ -30,7 +30,7 @@ func init() {
 	register.Iter1[schemas.Sentence]()
 }
 
-// Config configures Encode.
+// Config configures Write.
 type Config struct {
 	// Models is the model directory, local or remote.
 	Models string
