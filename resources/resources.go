@@ -72,8 +72,6 @@ type Resources struct {
 	Engine *method.Engine
 	Models *method.Models
 	Index  *retrieval.Index // nil when no index was asked for
-	// Vectors counts the stored sentence vectors loaded (Paths.Vectors).
-	Vectors VectorsLoaded
 }
 
 // Paths locate the resources.
@@ -138,7 +136,7 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		}
 		r := &Resources{Engine: eng, Models: m}
 		if p.Vectors != "" {
-			if r.Vectors, err = LoadVectors(ctx, p.Vectors, eng); err != nil {
+			if _, err = LoadVectors(ctx, p.Vectors, eng); err != nil {
 				e.err = err
 				return
 			}

@@ -16,11 +16,11 @@ func VectorTable(root string, v method.VectorScorer) string {
 	return storage.Join(root, v.VectorKey())
 }
 
-// StoredVectors reports, for each of the engine's vector scorers, whether
-// root holds a complete table of its vectors (checked against its manifest,
-// rows not read): the tables a harvest over root would load.
-func StoredVectors(ctx context.Context, root string, e *method.Engine) (found, missing []string, err error) {
-	for _, v := range e.VectorScorers() {
+// StoredVectors reports, for each vector scorer, whether root holds a
+// complete table of its vectors (checked against its manifest, rows not
+// read): the tables a harvest over root would load.
+func StoredVectors(ctx context.Context, root string, scorers []method.VectorScorer) (found, missing []string, err error) {
+	for _, v := range scorers {
 		dir := VectorTable(root, v)
 		ok, err := storage.Exists(ctx, storage.Join(dir, storage.ManifestName))
 		if err != nil {
@@ -53,7 +53,7 @@ type VectorsLoaded struct {
 // table made from a larger corpus) are skipped and counted.
 func LoadVectors(ctx context.Context, root string, e *method.Engine) (VectorsLoaded, error) {
 	var n VectorsLoaded
-	found, _, err := StoredVectors(ctx, root, e)
+	found, _, err := StoredVectors(ctx, root, e.VectorScorers())
 	if err != nil {
 		return n, err
 	}

@@ -118,11 +118,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
 		return err
 	}
-	vecs, err := c.vectorsRoot()
-	if err != nil {
-		return err
-	}
-	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks, vecs)
+	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks, c.vectorsRoot())
 	if err != nil {
 		return err
 	}
@@ -163,17 +159,17 @@ func Run(ctx context.Context, c Config) error {
 
 // vectorsRoot is where the harvest looks for stored sentence vectors, and
 // whether it must find them there.
-func (c *Config) vectorsRoot() (Vectors, error) {
+func (c *Config) vectorsRoot() Vectors {
 	switch c.Vectors {
 	case "none":
-		return Vectors{}, nil
+		return Vectors{}
 	case "":
 		if c.Corpus == "" {
-			return Vectors{}, nil
+			return Vectors{}
 		}
-		return Vectors{Root: storage.Join(c.Corpus, "vectors")}, nil
+		return Vectors{Root: storage.Join(c.Corpus, "vectors")}
 	}
-	return Vectors{Root: c.Vectors, Required: true}, nil
+	return Vectors{Root: c.Vectors, Required: true}
 }
 
 // Vectors is where a harvest's workers load stored sentence vectors from.
@@ -224,14 +220,11 @@ func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks st
 // it holds none of the models' vectors and they need not be there), and
 // says which models' vectors are stored and which the workers compute.
 func storedVectors(ctx context.Context, models *method.Models, model string, vecs Vectors) (string, error) {
-	e, err := models.Engine(method.NewStore())
-	if err != nil {
+	scorers, err := models.VectorScorers()
+	if err != nil || len(scorers) == 0 {
 		return "", err
 	}
-	if len(e.VectorScorers()) == 0 {
-		return "", nil
-	}
-	found, missing, err := resources.StoredVectors(ctx, vecs.Root, e)
+	found, missing, err := resources.StoredVectors(ctx, vecs.Root, scorers)
 	if err != nil {
 		return "", fmt.Errorf("--vectors: %w", err)
 	}
