@@ -46,6 +46,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
@@ -123,6 +125,60 @@ type Model struct {
 	OutBias *nn.Param
 
 	out *nn.Linear // the output projection: Tok.Weight and OutBias.
+
+	// packMu guards packing the linear layers' weights for inference;
+	// packed says they are (see pack).
+	packMu sync.Mutex
+	packed atomic.Bool
+}
+
+// linears returns every linear layer of the model, the output projection
+// included.
+func (m *Model) linears() []*nn.Linear {
+	var ls []*nn.Linear
+	att := func(a *nn.MultiHeadAttention) { ls = append(ls, a.Q, a.K, a.V, a.O) }
+	for _, l := range m.Enc {
+		att(l.Att)
+		ls = append(ls, l.FF.L1, l.FF.L2)
+	}
+	for _, l := range m.Dec {
+		att(l.Self)
+		att(l.Cross)
+		ls = append(ls, l.FF.L1, l.FF.L2)
+	}
+	return append(ls, m.out)
+}
+
+// pack readies the linear layers for inference (nn.Linear.Pack) once;
+// Score and Evaluate call it, and Trainer.Step undoes it (unpack) before
+// it changes the weights. Code that writes the weights in any other way
+// after scoring must call unpack first.
+func (m *Model) pack() {
+	if m.packed.Load() {
+		return
+	}
+	m.packMu.Lock()
+	defer m.packMu.Unlock()
+	if m.packed.Load() {
+		return
+	}
+	for _, l := range m.linears() {
+		l.Pack()
+	}
+	m.packed.Store(true)
+}
+
+// unpack drops the packed weights made by pack.
+func (m *Model) unpack() {
+	if !m.packed.Load() {
+		return
+	}
+	m.packMu.Lock()
+	defer m.packMu.Unlock()
+	for _, l := range m.linears() {
+		l.Unpack()
+	}
+	m.packed.Store(false)
 }
 
 // New returns a model with weights drawn from seed.

@@ -289,3 +289,45 @@ func TestSharedSources(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreFollowsTraining checks that the weights Score packs for
+// inference are dropped when a training step changes them: a model scored,
+// trained one step and scored again gives, bit for bit, the scores of a
+// model that was never scored and holds the same weights.
+func TestScoreFollowsTraining(t *testing.T) {
+	m, err := New(tinyConfig(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := wordTok{m.Cfg.Vocab}
+	exs := tinyExamples()
+	reqs := make([]Request, len(exs))
+	for i, ex := range exs {
+		reqs[i] = NewRequest(tok, ex.Context, ex.S, ex.Dir)
+	}
+	before := m.Score(reqs)
+	if !m.out.Packed() {
+		t.Fatal("Score did not pack the output projection")
+	}
+	NewTrainer(m, tok, 1e-2).Step(exs)
+	got := m.Score(reqs)
+	fresh, err := New(tinyConfig(), 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := m.Params()
+	for i, p := range fresh.Params() {
+		copy(p.Value.Data, ps[i].Value.Data)
+	}
+	want := fresh.Score(reqs)
+	changed := false
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("request %d: %v after the step, %v from the same weights", i, got[i], want[i])
+		}
+		changed = changed || got[i] != before[i]
+	}
+	if !changed {
+		t.Fatal("the training step changed no score")
+	}
+}

@@ -38,7 +38,11 @@ func (m *Model) Score(reqs []Request) []float32 {
 // logLik computes the summed log-probability of the target of every
 // request, in batches of up to batchSize requests of similar length, and
 // reports each through emit with the number of target tokens.
+//
+// The linear layers' weights are packed for inference on the first call
+// (see pack).
 func (m *Model) logLik(reqs []Request, batchSize int, emit func(i int, sum float64, n int)) {
+	m.pack()
 	batchSize = max(batchSize, 1)
 	order := make([]int, 0, min(len(reqs), scoreWindow))
 	seqs := make([]seq, min(len(reqs), scoreWindow))

@@ -41,6 +41,7 @@ func (t *Trainer) Step(exs []examples.Infill) float32 {
 		return 0
 	}
 	m := t.M
+	m.unpack()
 	loss := m.loss(m.batchOf(t.Tok, exs), true)
 	params := m.Params()
 	t.Opt.Step(params)

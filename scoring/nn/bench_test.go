@@ -84,6 +84,23 @@ func newEncDec(vocab, d, heads, ff, layers int, rng *rand.Rand) *encDec {
 	return m
 }
 
+// pack packs every linear layer's weights (Linear.Pack).
+func (m *encDec) pack() {
+	ls := []*Linear{m.out}
+	for _, l := range m.enc {
+		ls = append(ls, l.att.Q, l.att.K, l.att.V, l.att.O, l.ff.L1, l.ff.L2)
+	}
+	for _, l := range m.dec {
+		for _, a := range []*MultiHeadAttention{l.self, l.cross} {
+			ls = append(ls, a.Q, a.K, a.V, a.O)
+		}
+		ls = append(ls, l.ff.L1, l.ff.L2)
+	}
+	for _, l := range ls {
+		l.Pack()
+	}
+}
+
 // addNorm returns LayerNorm(x + y), releasing x, y and the cache.
 func addNorm(ln *LayerNorm, x, y *Tensor) *Tensor {
 	y.AddInPlace(x)
@@ -155,6 +172,8 @@ func BenchmarkEncDecScore(b *testing.B) {
 	for i := range srcLens {
 		srcLens[i] = ts
 	}
+	// Weights packed once for inference, as the generative model does.
+	m.pack()
 	b.ResetTimer()
 	for b.Loop() {
 		seq := m.score(src, tgt, srcLens, batch, ts, tt)

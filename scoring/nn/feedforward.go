@@ -50,23 +50,25 @@ func NewFeedForward(name string, dim, hidden int, act Activation, rng *rand.Rand
 // Params returns the trainable parameters.
 func (f *FeedForward) Params() []*Param { return append(f.L1.Params(), f.L2.Params()...) }
 
-// FeedForwardCache holds what FeedForward.Backward needs.
+// FeedForwardCache holds what FeedForward.Backward needs: the input, the
+// activations and, for GELU, the pre-activations (a ReLU's derivative is
+// read from its output, which is positive exactly where its input is).
 type FeedForwardCache struct {
 	x, pre, act *Tensor
 }
 
 const geluC = 0.7978845608028654 // sqrt(2/π)
 
-// Forward applies the block to x, of shape (..., dim).
+// Forward applies the block to x, of shape (..., dim). A ReLU is applied
+// by the first layer's product as it finishes each tile (Linear.forward).
 func (f *FeedForward) Forward(x *Tensor) (*Tensor, *FeedForwardCache) {
-	pre := f.L1.Forward(x)
-	act := newTensorUninit(pre.Shape...)
+	var pre, act *Tensor
 	switch f.Act {
 	case ReLU:
-		for i, v := range pre.Data {
-			act.Data[i] = max(v, 0)
-		}
+		act = f.L1.forward(x, true)
 	case GELU:
+		pre = f.L1.Forward(x)
+		act = newTensorUninit(pre.Shape...)
 		geluTanh(act.Data, pre.Data)
 		for i, v := range pre.Data {
 			act.Data[i] = 0.5 * v * (1 + act.Data[i])
@@ -91,7 +93,7 @@ func (f *FeedForward) Backward(cache *FeedForwardCache, dy *Tensor) *Tensor {
 	dAct := f.L2.Backward(cache.act, dy)
 	switch f.Act {
 	case ReLU:
-		for i, v := range cache.pre.Data {
+		for i, v := range cache.act.Data {
 			if v <= 0 {
 				dAct.Data[i] = 0
 			}

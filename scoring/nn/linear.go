@@ -15,6 +15,9 @@ type Linear struct {
 	W *Param
 	// B is the (out) bias, named "<name>.bias", or nil for no bias.
 	B *Param
+
+	// packed is Wᵀ packed for the pure-Go kernel by Pack, or nil.
+	packed *gogemm.PackedB
 }
 
 // NewLinear returns a Linear layer with Glorot-uniform weights and a zero
@@ -44,7 +47,14 @@ func (l *Linear) Params() []*Param {
 
 // Forward maps x, of shape (..., in), to a tensor of shape (..., out). The
 // input x is the cache for Backward and must not be modified in between.
-func (l *Linear) Forward(x *Tensor) *Tensor {
+//
+// With the pure-Go backend the bias is added to each tile of the output as
+// the matrix product finishes it (gogemm.GemmBias), which gives the same
+// bits as adding it afterwards.
+func (l *Linear) Forward(x *Tensor) *Tensor { return l.forward(x, false) }
+
+// forward is Forward, followed with relu by max(v, 0) on every output.
+func (l *Linear) forward(x *Tensor, relu bool) *Tensor {
 	in, out := l.In(), l.Out()
 	if x.Cols() != in {
 		panic(fmt.Sprintf("nn: Linear: input shape %v, want last axis %d", x.Shape, in))
@@ -52,12 +62,47 @@ func (l *Linear) Forward(x *Tensor) *Tensor {
 	n := x.Rows()
 	shape := append(append([]int(nil), x.Shape[:len(x.Shape)-1]...), out)
 	y := newTensorUninit(shape...)
-	Gemm(false, true, n, out, in, 1, x.Data, in, l.W.Value.Data, in, 0, y.Data, out)
+	if n == 0 || out == 0 {
+		return y
+	}
+	checkGemm(false, true, n, out, in, x.Data, in, l.W.Value.Data, in, y.Data, out)
+	var bias []float32
 	if l.B != nil {
-		addBiasRows(y.Data, l.B.Value.Data)
+		bias = l.B.Value.Data
+	}
+	if useGo.Load() {
+		gogemm.GemmBias(gogemm.Best(), n, out, in, x.Data, in, true, l.W.Value.Data, in, l.packed, y.Data, out, gogemm.Epilogue{Bias: bias, ReLU: relu})
+		return y
+	}
+	gemmBackend(false, true, n, out, in, 1, x.Data, in, l.W.Value.Data, in, 0, y.Data, out)
+	if bias != nil {
+		addBiasRows(y.Data, bias)
+	}
+	if relu {
+		for i, v := range y.Data {
+			y.Data[i] = max(v, 0)
+		}
 	}
 	return y
 }
+
+// Pack readies the layer for inference: with the pure-Go backend, Forward
+// then multiplies by a copy of Wᵀ packed once for the kernel, instead of
+// packing W at every call (the results are the same bits). The weights
+// must not change while the layer is packed: call Unpack before training
+// it or writing W. Pack and Unpack must not run while Forward does.
+func (l *Linear) Pack() {
+	if !useGo.Load() {
+		return
+	}
+	l.packed = gogemm.PackB(gogemm.Best(), true, l.In(), l.Out(), l.W.Value.Data, l.In())
+}
+
+// Unpack drops the packed copy made by Pack.
+func (l *Linear) Unpack() { l.packed = nil }
+
+// Packed reports whether Forward uses a packed copy of the weights.
+func (l *Linear) Packed() bool { return l.packed != nil && useGo.Load() }
 
 // ForwardFill is Forward for an (n, In()) input x that is not stored:
 // fill(dst, i, p) writes x[i][p : p+len(dst)] into dst, and the product

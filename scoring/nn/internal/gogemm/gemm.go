@@ -34,7 +34,20 @@ type Kernel struct {
 	// dots adds to acc[j], for j < rows, the products x[j*ld+p]*w[p] for
 	// p = 0, 1, ..., len(w)-1 in turn, rounding as fn does.
 	dots func(x []float32, ld, rows int, w []float32, acc *[dotRows]float32)
+	// ex, where not nil, is fn with A read in place (row i of the tile at
+	// a[i*lda:], one element per step) when lda > 0, or packed when lda is
+	// zero, and with the epilogue given by flags (exStore, exBias, exReLU)
+	// applied to the tile before it is stored, bias holding the tile's NR
+	// column biases. Its sums are those of fn, bit for bit.
+	ex func(kc int, a []float32, lda int, b, c []float32, ldc int, flags int, bias []float32)
 }
+
+// Flags of Kernel.ex.
+const (
+	exStore = 1 << iota // overwrite the tile instead of adding to it
+	exBias              // add the column biases
+	exReLU              // then replace each value v by max(v, 0)
+)
 
 // Generic is the portable scalar 4×4 kernel, available everywhere.
 var Generic = Kernel{Name: "generic4x4", MR: 4, NR: 4, fn: kernel4x4, dots: dotsGo}
@@ -109,7 +122,7 @@ func GemmWith(kn Kernel, transA, transB bool, m, n, k int, alpha float32, a []fl
 	gemmBlocked(kn, m, n, k, stridedA(kn, transA, a, lda, alpha), beta == 0, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
 		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
 		return bp
-	})
+	}, nil)
 }
 
 // stridedA packs blocks of alpha*op(A) for A stored in memory.
@@ -138,7 +151,7 @@ func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), trans
 	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
 		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
 		return bp
-	})
+	}, nil)
 }
 
 // filledA packs blocks of a generated A: it has fill write up to MR rows
@@ -229,14 +242,102 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	}
 	gemmBlocked(pb.kn, m, pb.n, pb.k, stridedA(pb.kn, transA, a, lda, alpha), beta == 0, c, ldc, func(i, _, _, _, _ int) []float32 {
 		return pb.blocks[i]
-	})
+	}, nil)
+}
+
+// Epilogue is what GemmBias does to C after the product.
+type Epilogue struct {
+	// Bias, when not nil, holds one value per column of C, added to it.
+	Bias []float32
+	// ReLU replaces every value v of C, after the bias, by max(v, 0).
+	ReLU bool
+}
+
+// GemmBias computes C = A*op(B), then applies ep: the affine layer
+// y = x·Wᵀ + b (with transB and B = W) and its ReLU in one pass. A is m×k,
+// stored with lda >= k, and is never transposed or scaled; op(B) and C are
+// as in GemmWith, C is overwritten, and pb, when not nil, is op(B) packed
+// by PackB for kn (b, ldb and transB are then ignored).
+//
+// The result is bit-identical to GemmWith(kn, false, transB, m, n, k, 1,
+// a, lda, b, ldb, 0, c, ldc) followed by adding Bias[j] to every C[i][j]
+// and then taking max(C[i][j], 0): the same sums in the same order. What
+// it saves is passes over memory: kernels that can (Kernel.ex) read A in
+// place instead of packing it, and apply the epilogue to each tile of C
+// while it is still in registers.
+func GemmBias(kn Kernel, m, n, k int, a []float32, lda int, transB bool, b []float32, ldb int, pb *PackedB, c []float32, ldc int, ep Epilogue) {
+	if ep.Bias != nil && len(ep.Bias) < n {
+		panic(fmt.Sprintf("gogemm: GemmBias: %d biases for %d columns", len(ep.Bias), n))
+	}
+	if pb != nil && (pb.kn.Name != kn.Name || pb.k != k || pb.n != n) {
+		panic(fmt.Sprintf("gogemm: GemmBias: B packed %dx%d for %s, want %dx%d for %s", pb.k, pb.n, pb.kn.Name, k, n, kn.Name))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleC(m, n, 0, c, ldc)
+		applyEpilogue(c, ldc, m, n, ep.Bias, ep.ReLU)
+		return
+	}
+	var panelB func(i, jc, pc, kb, nb int) []float32
+	if pb != nil {
+		panelB = func(i, _, _, _, _ int) []float32 { return pb.blocks[i] }
+	} else {
+		bpp := packBPool.Get().(*[]float32)
+		defer packBPool.Put(bpp)
+		bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
+		*bpp = bp
+		panelB = func(_, jc, pc, kb, nb int) []float32 {
+			packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
+			return bp
+		}
+	}
+	opt := &tileOpts{bias: ep.Bias, relu: ep.ReLU}
+	if kn.ex != nil {
+		opt.a, opt.lda = a, lda
+	}
+	gemmBlocked(kn, m, n, k, stridedA(kn, false, a, lda, 1), true, c, ldc, panelB, opt)
+}
+
+// tileOpts are the options of gemmBlocked beyond a plain product.
+type tileOpts struct {
+	// a and lda, when a is not nil, give A in place (not transposed, not
+	// scaled) for the rows of full MR-row panels, read by Kernel.ex; only
+	// partial panels are packed.
+	a   []float32
+	lda int
+	// bias and relu are the epilogue (see Epilogue), applied with the last
+	// block of the sum over k.
+	bias []float32
+	relu bool
+}
+
+// applyEpilogue adds bias[j] (if bias is not nil) to column j of the
+// rows×cols block of C at c and then, with relu, takes max(v, 0).
+func applyEpilogue(c []float32, ldc, rows, cols int, bias []float32, relu bool) {
+	for i := 0; i < rows; i++ {
+		row := c[i*ldc : i*ldc+cols]
+		if bias != nil {
+			for j, b := range bias[:cols] {
+				row[j] += b
+			}
+		}
+		if relu {
+			for j, v := range row {
+				row[j] = max(v, 0)
+			}
+		}
+	}
 }
 
 // gemmBlocked adds alpha*op(A)*op(B) to C, or stores it in C when
 // overwrite is set (C is then never read). panelA packs the mb×kb block of
 // alpha*op(A) at (ic, pc) into buf.a, as packA does; panelB returns the
 // packed kb×nb block of op(B) at (pc, jc), the i-th block in loop order.
-func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, kb int), overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32) {
+//
+// opt, when not nil, adds the options of tileOpts.
+func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, kb int), overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32, opt *tileOpts) {
 	mr := kn.MR
 	mc, nc := blockMPanels*mr, blockNPanels*kn.NR
 	nthreads := Threads()
@@ -255,8 +356,12 @@ func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, k
 				mb := min(mc, m-ic)
 				buf.a = grow(buf.a, roundUp(mb, mr)*kb)
 				buf.t = grow(buf.t, mr*kn.NR)
-				panelA(buf, ic, pc, mb, kb)
-				macroKernel(kn, buf.a, bp, buf.t, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0)
+				if opt == nil {
+					panelA(buf, ic, pc, mb, kb)
+					macroKernel(kn, buf.a, bp, buf.t, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0)
+					return
+				}
+				macroKernelEx(kn, buf, panelA, opt, ic, pc, jc, bp, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0, pc+kb == k)
 			}
 			if nthreads <= 1 || nBlocks == 1 {
 				buf := packPool.Get().(*packBuf)
@@ -379,6 +484,87 @@ func macroKernel(kn Kernel, ap, bp, tmp, c []float32, ldc, mb, nb, kb int, store
 				for j := range dst {
 					dst[j] += tmp[i*nr+j]
 				}
+			}
+		}
+	}
+}
+
+// macroKernelEx is macroKernel with the options of opt, for the mb×kb
+// block of A at (ic, pc) and the kb×nb block of B at (pc, jc), packed in
+// bp; last says that this block ends the sum over k, so the epilogue is
+// due. Rows of A in full panels are read in place when opt.a is set, and
+// only the rest is packed into buf.a by panelA.
+func macroKernelEx(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb, kb int), opt *tileOpts, ic, pc, jc int, bp, c []float32, ldc, mb, nb, kb int, store, last bool) {
+	mr, nr := kn.MR, kn.NR
+	direct := 0 // rows read in place
+	if opt.a != nil {
+		direct = mb / mr * mr
+	}
+	if direct < mb {
+		panelA(buf, ic+direct, pc, mb-direct, kb)
+	}
+	flags := 0
+	if store {
+		flags = exStore
+	}
+	var bias []float32
+	relu := false
+	if last {
+		bias, relu = opt.bias, opt.relu
+	}
+	tmp := buf.t
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		bpanel := bp[jr*kb : jr*kb+nr*kb]
+		var tb []float32
+		if bias != nil {
+			tb = bias[jc+jr : jc+jr+cols]
+		}
+		for ir := 0; ir < mb; ir += mr {
+			rows := min(mr, mb-ir)
+			var apanel []float32
+			lda := 0
+			if ir < direct {
+				apanel, lda = opt.a[(ic+ir)*opt.lda+pc:], opt.lda
+			} else {
+				apanel = buf.a[(ir-direct)*kb : (ir-direct)*kb+mr*kb]
+			}
+			ct := c[ir*ldc+jr:]
+			if rows == mr && cols == nr {
+				if kn.ex == nil {
+					kn.fn(kb, apanel, bpanel, ct, ldc, store)
+					if last {
+						applyEpilogue(ct, ldc, rows, cols, tb, relu)
+					}
+					continue
+				}
+				f := flags
+				if tb != nil {
+					f |= exBias
+				}
+				if relu {
+					f |= exReLU
+				}
+				kn.ex(kb, apanel, lda, bpanel, ct, ldc, f, tb)
+				continue
+			}
+			if kn.ex != nil {
+				kn.ex(kb, apanel, lda, bpanel, tmp, nr, exStore, nil)
+			} else {
+				kn.fn(kb, apanel, bpanel, tmp, nr, true)
+			}
+			for i := 0; i < rows; i++ {
+				dst := ct[i*ldc : i*ldc+cols]
+				if store {
+					copy(dst, tmp[i*nr:i*nr+cols])
+					continue
+				}
+				for j := range dst {
+					dst[j] += tmp[i*nr+j]
+				}
+			}
+			if last {
+				applyEpilogue(ct, ldc, rows, cols, tb, relu)
 			}
 		}
 	}

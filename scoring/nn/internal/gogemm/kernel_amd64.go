@@ -15,6 +15,9 @@ func kernel6x16AVX2(kc int, a, b, c *float32, ldc int, store int)
 func kernel6x32AVX512(kc int, a, b, c *float32, ldc int, store int)
 
 //go:noescape
+func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
+
+//go:noescape
 func dots32AVX2(n int, x *float32, idx *int32, w *float32, acc *float32)
 
 // dotsFMA is the dots function of the FMA kernels (AVX2 and AVX-512 CPUs
@@ -49,9 +52,32 @@ func asmKernel(name string, mr, nr int, f func(kc int, a, b, c *float32, ldc int
 	}}
 }
 
+// asmEx wraps an assembly kernel of the ex form (see Kernel.ex) with the
+// bounds checks that the assembly cannot do.
+func asmEx(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, flags int, bias []float32) {
+	return func(kc int, a []float32, lda int, b, c []float32, ldc int, flags int, bias []float32) {
+		needA := kc * mr
+		if lda > 0 {
+			needA = (mr-1)*lda + kc
+		}
+		if kc <= 0 || lda < 0 || len(a) < needA || len(b) < kc*nr || len(c) < (mr-1)*ldc+nr || (flags&exBias != 0 && len(bias) < nr) {
+			panic(fmt.Sprintf("gogemm: %s: bad panel sizes", name))
+		}
+		var bp *float32
+		if flags&exBias != 0 {
+			bp = &bias[0]
+		}
+		f(kc, &a[0], lda, &b[0], &c[0], ldc, flags, bp)
+	}
+}
+
 var (
 	avx2Kernel   = asmKernel("avx2-6x16", 6, 16, kernel6x16AVX2)
-	avx512Kernel = asmKernel("avx512-6x32", 6, 32, kernel6x32AVX512)
+	avx512Kernel = func() Kernel {
+		k := asmKernel("avx512-6x32", 6, 32, kernel6x32AVX512)
+		k.ex = asmEx(k.Name, 6, 32, kernel6x32AVX512Ex)
+		return k
+	}()
 )
 
 // Kernels returns every micro-kernel this CPU can run, fastest last.
