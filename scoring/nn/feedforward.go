@@ -69,10 +69,7 @@ func (f *FeedForward) Forward(x *Tensor) (*Tensor, *FeedForwardCache) {
 	case GELU:
 		pre = f.L1.Forward(x)
 		act = newTensorUninit(pre.Shape...)
-		geluTanh(act.Data, pre.Data)
-		for i, v := range pre.Data {
-			act.Data[i] = 0.5 * v * (1 + act.Data[i])
-		}
+		vecmath.GELUTanhInto(act.Data, pre.Data)
 	default:
 		panic(fmt.Sprintf("nn: FeedForward: unknown activation %v", f.Act))
 	}

@@ -18,6 +18,27 @@ func TanhInPlace(x []float32) {
 	}
 }
 
+// GELUTanhInto sets dst[i], for every x = src[i], to the tanh
+// approximation of the Gaussian error linear unit,
+//
+//	0.5·x · (1 + tanh(c·(x + 0.044715·x·x·x))), c = sqrt(2/π) in float32,
+//
+// each operation rounded to float32 in that order, the tanh being
+// TanhInPlace's. It gives the same bits as computing the inner values, then
+// TanhInPlace over all of them, then the outer product, in three passes;
+// dst must hold len(src) values and may be src.
+func GELUTanhInto(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i := geluVec(dst, src); i < len(src); i++ {
+		x := src[i]
+		t := Tanh(geluC * (x + 0.044715*x*x*x))
+		dst[i] = 0.5 * x * (1 + t)
+	}
+}
+
+// geluC is sqrt(2/π).
+const geluC = 0.7978845608028654
+
 // SumExp returns Σ e^(x[i]-shift). Terms whose exponent is below -87
 // contribute at most 1.6e-38 each; with shift = Max(x) the sum is at least
 // one, so this is immaterial.

@@ -11,6 +11,9 @@ func sigmoidAVX512(x *float32, n int)
 func tanhAVX512(x *float32, n int)
 
 //go:noescape
+func geluAVX512(dst, src *float32, n int)
+
+//go:noescape
 func sumExpAVX512(x *float32, n int, shift float32, acc *[16]float32)
 
 //go:noescape
@@ -42,6 +45,15 @@ func tanhVec(x []float32) int {
 	n := vectorLen(len(x))
 	if n > 0 {
 		tanhAVX512(&x[0], n)
+	}
+	return n
+}
+
+func geluVec(dst, src []float32) int {
+	n := vectorLen(len(src))
+	if n > 0 {
+		_ = dst[n-1]
+		geluAVX512(&dst[0], &src[0], n)
 	}
 	return n
 }

@@ -234,3 +234,56 @@ expshift_store:
 	VMOVUPS Z9, (SI)
 	VZEROUPPER
 	RET
+
+DATA c_gelu3<>+0(SB)/4, $0x3d372713  // 0.044715
+GLOBL c_gelu3<>(SB), RODATA|NOPTR, $4
+DATA c_geluc<>+0(SB)/4, $0x3f4c422a  // sqrt(2/pi)
+GLOBL c_geluc<>(SB), RODATA|NOPTR, $4
+
+// func geluAVX512(dst, src *float32, n int)
+// dst[i] = 0.5*x * (1 + tanh(sqrt(2/pi) * (x + 0.044715*x*x*x))) for
+// x = src[i], i < n, n a multiple of 16: the operations of the scalar GELU
+// of package nn, one rounding each in the same order, with the tanh of
+// tanhAVX512.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), SI
+	MOVQ src+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   gelu_done
+	LOADCONSTS
+	VBROADCASTSS c_gelu3<>(SB), Z14
+	VBROADCASTSS c_geluc<>(SB), Z15
+
+gelu_loop:
+	VMOVUPS (DI), Z8      // x
+	VMULPS  Z14, Z8, Z0   // 0.044715*x
+	VMULPS  Z8, Z0, Z0    // *x
+	VMULPS  Z8, Z0, Z0    // *x
+	VADDPS  Z0, Z8, Z0    // x + ...
+	VMULPS  Z15, Z0, Z0   // u = sqrt(2/pi) * (...)
+	VPANDD  Z31, Z0, Z5   // tanh(u), as in tanhAVX512
+	VPANDD  Z30, Z0, Z0
+	VMINPS  Z29, Z0, Z0
+	VADDPS  Z0, Z0, Z0
+	REDUCE(Z0, Z1)
+	POLY(Z0, Z2)
+	VMULPS      Z0, Z2, Z2
+	VSCALEFPS   Z1, Z19, Z4
+	VSUBPS      Z19, Z4, Z6
+	VFMADD231PS Z4, Z2, Z6
+	VADDPS      Z28, Z6, Z7
+	VDIVPS      Z7, Z6, Z6
+	VPORD       Z5, Z6, Z6    // t
+	VADDPS      Z19, Z6, Z6   // 1 + t
+	VMULPS      Z20, Z8, Z8   // 0.5*x
+	VMULPS      Z6, Z8, Z8
+	VMOVUPS     Z8, (SI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         gelu_loop
+	VZEROUPPER
+
+gelu_done:
+	RET

@@ -4,6 +4,7 @@ package vecmath
 
 func sigmoidVec(x []float32) int                            { return 0 }
 func tanhVec(x []float32) int                               { return 0 }
+func geluVec(dst, src []float32) int                        { return 0 }
 func sumExpVec(x []float32, shift float32) (float32, int)   { return 0, 0 }
 func expShiftVec(x []float32, shift float32) (float32, int) { return 0, 0 }
 func maxVec(x []float32) (float32, int)                     { return negInf, 0 }

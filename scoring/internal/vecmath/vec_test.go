@@ -77,3 +77,36 @@ func BenchmarkTanhInPlace(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(x)*b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 }
+
+// TestGELUTanhIntoIsThreePasses checks that the fused GELU gives the bits of
+// its three passes (inner values, TanhInPlace, outer product), in place and
+// not, for lengths around the vector width and values from tiny to past
+// tanh's saturation.
+func TestGELUTanhIntoIsThreePasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 250, 1024} {
+		for _, scale := range []float64{1e-3, 1, 4, 30} {
+			src := randVals(rng, n, scale)
+			if n > 2 {
+				src[0], src[1] = float32(math.Copysign(0, -1)), 0
+			}
+			want := make([]float32, n)
+			for i, x := range src {
+				want[i] = geluC * (x + 0.044715*x*x*x)
+			}
+			TanhInPlace(want)
+			for i, x := range src {
+				want[i] = 0.5 * x * (1 + want[i])
+			}
+			got := make([]float32, n)
+			GELUTanhInto(got, src)
+			inPlace := append([]float32(nil), src...)
+			GELUTanhInto(inPlace, inPlace)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inPlace[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d scale=%v: x=%v gives %v (in place %v), want %v", n, scale, src[i], got[i], inPlace[i], want[i])
+				}
+			}
+		}
+	}
+}
