@@ -6,6 +6,15 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
 
+// norm applies ln to x; only with keep does it return the cache for
+// backward (nil otherwise, which Release accepts).
+func norm(ln *nn.LayerNorm, x *nn.Tensor, keep bool) (*nn.Tensor, *nn.LayerNormCache) {
+	if keep {
+		return ln.Forward(x)
+	}
+	return ln.Apply(x), nil
+}
+
 // encCache holds what EncoderLayer.backward needs.
 type encCache struct {
 	c1, c2 *nn.LayerNormCache
@@ -18,10 +27,10 @@ type encCache struct {
 // also returns the cache for backward; otherwise every intermediate buffer
 // is released. x itself is neither needed later nor released.
 func (l *EncoderLayer) forward(x *nn.Tensor, pad []bool, keep bool) (*nn.Tensor, *encCache) {
-	h1, c1 := l.LN1.Forward(x)
+	h1, c1 := norm(l.LN1, x, keep)
 	a, ac := l.Att.SelfForward(h1, pad, false)
 	a.AddInPlace(x)
-	h2, c2 := l.LN2.Forward(a)
+	h2, c2 := norm(l.LN2, a, keep)
 	f, fc := l.FF.Forward(h2)
 	f.AddInPlace(a)
 	a.Release()
@@ -69,16 +78,16 @@ type decCache struct {
 // forward returns the block's output for y (batch, tt, dim) attending to
 // the encoder output mem (batch, ts, dim) with source mask pad.
 func (l *DecoderLayer) forward(y, mem *nn.Tensor, pad []bool, keep bool) (*nn.Tensor, *decCache) {
-	h1, c1 := l.LN1.Forward(y)
+	h1, c1 := norm(l.LN1, y, keep)
 	// Padded target steps come after the real ones, so the causal mask
 	// alone keeps real steps from seeing them.
 	a, sc := l.Self.SelfForward(h1, nil, true)
 	a.AddInPlace(y)
-	h2, c2 := l.LN2.Forward(a)
+	h2, c2 := norm(l.LN2, a, keep)
 	x, cc := l.Cross.Forward(h2, mem, pad, false)
 	x.AddInPlace(a)
 	a.Release()
-	h3, c3 := l.LN3.Forward(x)
+	h3, c3 := norm(l.LN3, x, keep)
 	f, fc := l.FF.Forward(h3)
 	f.AddInPlace(x)
 	x.Release()
@@ -182,7 +191,7 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 		x = nx
 		p.enc = append(p.enc, c)
 	}
-	mem, nc := m.EncNorm.Forward(x)
+	mem, nc := norm(m.EncNorm, x, keep)
 	x.Release()
 	if b.nu != b.n {
 		if keep {
@@ -197,7 +206,7 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 		y = ny
 		p.dec = append(p.dec, c)
 	}
-	hf, dnc := m.DecNorm.Forward(y)
+	hf, dnc := norm(m.DecNorm, y, keep)
 	y.Release()
 	h := nn.NewTensor(len(b.rows), d)
 	for i, r := range b.rows {

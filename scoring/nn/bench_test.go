@@ -104,8 +104,7 @@ func (m *encDec) pack() {
 // addNorm returns LayerNorm(x + y), releasing x, y and the cache.
 func addNorm(ln *LayerNorm, x, y *Tensor) *Tensor {
 	y.AddInPlace(x)
-	out, c := ln.Forward(y)
-	c.Release()
+	out := ln.Apply(y)
 	releaseAll(x, y)
 	return out
 }
@@ -126,8 +125,7 @@ func (m *encDec) score(src, tgt []int, srcLens []int, batch, ts, tt int) []float
 		fc.Release()
 		x = addNorm(l.ln2, x, f)
 	}
-	mem, nc := m.encNorm.Forward(x)
-	nc.Release()
+	mem := m.encNorm.Apply(x)
 	x.Release()
 	y := m.tgtEmb.Forward(tgt).Reshape(batch, tt, d)
 	scal(scale, y.Data)
@@ -143,8 +141,7 @@ func (m *encDec) score(src, tgt []int, srcLens []int, batch, ts, tt int) []float
 		y = addNorm(l.ln3, y, f)
 	}
 	mem.Release()
-	h, hc := m.decNorm.Forward(y)
-	hc.Release()
+	h := m.decNorm.Apply(y)
 	y.Release()
 	logits := m.out.Forward(h)
 	h.Release()

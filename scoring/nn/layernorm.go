@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math"
+
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // LayerNorm normalises every row of its input over the last axis and
@@ -36,42 +38,57 @@ type LayerNormCache struct {
 
 // Forward normalises x, of shape (..., dim).
 func (ln *LayerNorm) Forward(x *Tensor) (*Tensor, *LayerNormCache) {
-	d := len(ln.Gain.Value.Data)
-	if x.Cols() != d {
-		panic(fmt.Sprintf("nn: LayerNorm: input shape %v, want last axis %d", x.Shape, d))
-	}
-	n := x.Rows()
+	n := ln.rows(x)
 	y := newTensorUninit(x.Shape...)
 	cache := &LayerNormCache{xhat: newTensorUninit(x.Shape...), rstd: make([]float32, n)}
-	gain, bias := ln.Gain.Value.Data, ln.Bias.Value.Data
-	for r := 0; r < n; r++ {
-		row := x.Data[r*d : (r+1)*d]
-		var mean float32
-		for _, v := range row {
-			mean += v
-		}
-		mean /= float32(d)
-		var variance float32
-		for _, v := range row {
-			variance += (v - mean) * (v - mean)
-		}
-		variance /= float32(d)
-		rstd := float32(1 / math.Sqrt(float64(variance+ln.Eps)))
-		cache.rstd[r] = rstd
-		xh := cache.xhat.Data[r*d : (r+1)*d]
-		yr := y.Data[r*d : (r+1)*d]
-		for j, v := range row {
-			xv := (v - mean) * rstd
-			xh[j] = xv
-			yr[j] = xv*gain[j] + bias[j]
-		}
-	}
+	ln.normalize(x.Data, y.Data, cache.xhat.Data, cache.rstd)
 	return y, cache
 }
 
+// Apply is Forward without the cache, for inference: the same output,
+// bit for bit, with one pass less over memory.
+func (ln *LayerNorm) Apply(x *Tensor) *Tensor {
+	y := newTensorUninit(x.Shape...)
+	ln.normalize(x.Data, y.Data, nil, make([]float32, ln.rows(x)))
+	return y
+}
+
+// rows checks x's last axis and returns its number of rows.
+func (ln *LayerNorm) rows(x *Tensor) int {
+	if d := len(ln.Gain.Value.Data); x.Cols() != d {
+		panic(fmt.Sprintf("nn: LayerNorm: input shape %v, want last axis %d", x.Shape, d))
+	}
+	return x.Rows()
+}
+
+// normalize writes the normalised rows of x to y and, unless it is nil,
+// their unscaled values to xhat, and each row's 1/sqrt(var+Eps) to rstd.
+// The statistics are those of a loop over each row in order (see
+// vecmath.RowMeanVar), whatever the vector width.
+func (ln *LayerNorm) normalize(x, y, xhat, rstd []float32) {
+	d := len(ln.Gain.Value.Data)
+	n := len(rstd)
+	mean := getBuf(n, false)
+	defer putBuf(mean)
+	vecmath.RowMeanVar(x, d, mean, rstd)
+	gain, bias := ln.Gain.Value.Data, ln.Bias.Value.Data
+	for r := 0; r < n; r++ {
+		rs := float32(1 / math.Sqrt(float64(rstd[r]+ln.Eps)))
+		rstd[r] = rs
+		var xh []float32
+		if xhat != nil {
+			xh = xhat[r*d : (r+1)*d]
+		}
+		vecmath.NormRow(x[r*d:(r+1)*d], y[r*d:(r+1)*d], xh, mean[r], rs, gain, bias)
+	}
+}
+
 // Release hands the cache's buffers back for reuse (see Tensor.Release);
-// the cache must not be used afterwards.
+// the cache must not be used afterwards. A nil cache is a no-op.
 func (c *LayerNormCache) Release() {
+	if c == nil {
+		return
+	}
 	c.xhat.Release()
 	c.xhat = nil
 }

@@ -39,6 +39,48 @@ func GELUTanhInto(dst, src []float32) {
 // geluC is sqrt(2/π).
 const geluC = 0.7978845608028654
 
+// RowMeanVar sets mean[r] and variance[r] to the mean and the (biased)
+// variance of row r of the row-major (len(mean), d) matrix x, each computed
+// as a loop over the row in order would: the sum of the values divided by
+// d, then the sum of the squared deviations from that mean divided by d,
+// one float32 rounding per operation. Groups of 16 rows are done 16 at a
+// time, one row per vector lane, which keeps the order of every sum.
+func RowMeanVar(x []float32, d int, mean, variance []float32) {
+	rows := len(mean)
+	_, _ = x[:rows*d], variance[:rows]
+	for r := meanVarVec(x, d, mean, variance); r < rows; r++ {
+		row := x[r*d : (r+1)*d]
+		var m float32
+		for _, v := range row {
+			m += v
+		}
+		m /= float32(d)
+		var s float32
+		for _, v := range row {
+			s += (v - m) * (v - m)
+		}
+		mean[r], variance[r] = m, s/float32(d)
+	}
+}
+
+// NormRow sets, for every j, h = (x[j]-mean)*rstd, xhat[j] = h (unless
+// xhat is nil) and y[j] = h*gain[j] + bias[j], one rounding per operation:
+// the output of a layer normalisation.
+func NormRow(x, y, xhat []float32, mean, rstd float32, gain, bias []float32) {
+	n := len(x)
+	_, _, _ = y[:n], gain[:n], bias[:n]
+	if xhat != nil {
+		_ = xhat[:n]
+	}
+	for j := normRowVec(x, y, xhat, mean, rstd, gain, bias); j < n; j++ {
+		h := (x[j] - mean) * rstd
+		if xhat != nil {
+			xhat[j] = h
+		}
+		y[j] = h*gain[j] + bias[j]
+	}
+}
+
 // SumExp returns Σ e^(x[i]-shift). Terms whose exponent is below -87
 // contribute at most 1.6e-38 each; with shift = Max(x) the sum is at least
 // one, so this is immaterial.

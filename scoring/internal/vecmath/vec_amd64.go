@@ -14,6 +14,12 @@ func tanhAVX512(x *float32, n int)
 func geluAVX512(dst, src *float32, n int)
 
 //go:noescape
+func meanVar16AVX512(x *float32, d int, idx *int32, out *[32]float32, fd float32)
+
+//go:noescape
+func normRowAVX512(x, y, xhat *float32, n int, mean, rstd float32, gain, bias *float32)
+
+//go:noescape
 func sumExpAVX512(x *float32, n int, shift float32, acc *[16]float32)
 
 //go:noescape
@@ -55,6 +61,45 @@ func geluVec(dst, src []float32) int {
 		_ = dst[n-1]
 		geluAVX512(&dst[0], &src[0], n)
 	}
+	return n
+}
+
+// meanVarVec does the leading groups of 16 rows of RowMeanVar and returns
+// how many rows it did.
+func meanVarVec(x []float32, d int, mean, variance []float32) int {
+	rows := len(mean)
+	if !hasAVX512 || d == 0 || int64(d)*16 > 1<<31-1 {
+		return 0
+	}
+	var idx [16]int32
+	for l := range idx {
+		idx[l] = int32(l * d)
+	}
+	var out [32]float32
+	r := 0
+	for ; r+16 <= rows; r += 16 {
+		_ = x[(r+16)*d-1]
+		meanVar16AVX512(&x[r*d], d, &idx[0], &out, float32(d))
+		copy(mean[r:r+16], out[:16])
+		copy(variance[r:r+16], out[16:])
+	}
+	return r
+}
+
+// normRowVec does the leading multiple of 16 values of NormRow and returns
+// how many it did.
+func normRowVec(x, y, xhat []float32, mean, rstd float32, gain, bias []float32) int {
+	n := vectorLen(len(x))
+	if n == 0 {
+		return 0
+	}
+	_, _, _ = y[n-1], gain[n-1], bias[n-1]
+	var hp *float32
+	if xhat != nil {
+		_ = xhat[n-1]
+		hp = &xhat[0]
+	}
+	normRowAVX512(&x[0], &y[0], hp, n, mean, rstd, &gain[0], &bias[0])
 	return n
 }
 

@@ -287,3 +287,88 @@ gelu_loop:
 
 gelu_done:
 	RET
+
+// func meanVar16AVX512(x *float32, d int, idx *int32, out *[32]float32, fd float32)
+// For the 16 rows of d values at x + idx[l] (element offsets), lane l
+// computes, one rounding per step as a scalar loop does:
+// m = (x_0 + x_1 + ... + x_{d-1}) / d, then
+// v = ((x_0-m)*(x_0-m) + ... + (x_{d-1}-m)*(x_{d-1}-m)) / d,
+// and stores m in out[l] and v in out[16+l]. d > 0 and fd = float32(d).
+TEXT ·meanVar16AVX512(SB), NOSPLIT, $0-36
+	MOVQ x+0(FP), AX
+	MOVQ d+8(FP), CX
+	MOVQ idx+16(FP), BX
+	MOVQ out+24(FP), DI
+	VMOVDQU32 (BX), Z1
+	VPXORD Z2, Z2, Z2     // sum
+	MOVQ AX, SI
+	MOVQ CX, DX
+
+mv_sum:
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z3
+	VADDPS Z3, Z2, Z2
+	ADDQ $4, SI
+	DECQ DX
+	JNZ mv_sum
+
+	VBROADCASTSS fd+32(FP), Z4
+	VDIVPS Z4, Z2, Z2     // mean
+	VPXORD Z5, Z5, Z5     // sum of squares
+	MOVQ AX, SI
+	MOVQ CX, DX
+
+mv_var:
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z3
+	VSUBPS Z2, Z3, Z3
+	VMULPS Z3, Z3, Z3
+	VADDPS Z3, Z5, Z5
+	ADDQ $4, SI
+	DECQ DX
+	JNZ mv_var
+
+	VDIVPS Z4, Z5, Z5
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z5, 64(DI)
+	VZEROUPPER
+	RET
+
+// func normRowAVX512(x, y, xhat *float32, n int, mean, rstd float32, gain, bias *float32)
+// For j < n (a multiple of 16): h = (x[j]-mean)*rstd; xhat[j] = h unless
+// xhat is nil; y[j] = h*gain[j] + bias[j], one rounding per operation.
+TEXT ·normRowAVX512(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), AX
+	MOVQ y+8(FP), DI
+	MOVQ xhat+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSS mean+32(FP), Z1
+	VBROADCASTSS rstd+36(FP), Z2
+	MOVQ gain+40(FP), BX
+	MOVQ bias+48(FP), DX
+	SHRQ $4, CX
+	JZ nr_done
+
+nr_loop:
+	VMOVUPS (AX), Z3
+	VSUBPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	TESTQ SI, SI
+	JE nr_nohat
+	VMOVUPS Z3, (SI)
+	ADDQ $64, SI
+
+nr_nohat:
+	VMULPS (BX), Z3, Z3
+	VADDPS (DX), Z3, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ $64, AX
+	ADDQ $64, DI
+	ADDQ $64, BX
+	ADDQ $64, DX
+	DECQ CX
+	JNZ nr_loop
+
+nr_done:
+	VZEROUPPER
+	RET

@@ -2,9 +2,15 @@
 
 package vecmath
 
-func sigmoidVec(x []float32) int                            { return 0 }
-func tanhVec(x []float32) int                               { return 0 }
-func geluVec(dst, src []float32) int                        { return 0 }
+func sigmoidVec(x []float32) int     { return 0 }
+func tanhVec(x []float32) int        { return 0 }
+func geluVec(dst, src []float32) int { return 0 }
+func meanVarVec(x []float32, d int, mean, variance []float32) int {
+	return 0
+}
+func normRowVec(x, y, xhat []float32, mean, rstd float32, gain, bias []float32) int {
+	return 0
+}
 func sumExpVec(x []float32, shift float32) (float32, int)   { return 0, 0 }
 func expShiftVec(x []float32, shift float32) (float32, int) { return 0, 0 }
 func maxVec(x []float32) (float32, int)                     { return negInf, 0 }

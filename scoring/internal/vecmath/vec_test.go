@@ -110,3 +110,47 @@ func TestGELUTanhIntoIsThreePasses(t *testing.T) {
 		}
 	}
 }
+
+// TestRowMeanVarAndNormRowAreLoops checks the layer-normalisation helpers
+// bit for bit against plain loops over each row, for row counts around the
+// group of 16 and widths around the vector width.
+func TestRowMeanVarAndNormRowAreLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, rows := range []int{0, 1, 15, 16, 17, 40} {
+		for _, d := range []int{1, 5, 16, 31, 256, 300} {
+			x := randVals(rng, rows*d, 3)
+			for i := range x {
+				x[i] += 0.5 // a mean away from zero
+			}
+			mean, variance := make([]float32, rows), make([]float32, rows)
+			RowMeanVar(x, d, mean, variance)
+			gain, bias := randVals(rng, d, 1), randVals(rng, d, 1)
+			for r := 0; r < rows; r++ {
+				row := x[r*d : (r+1)*d]
+				var m, s float32
+				for _, v := range row {
+					m += v
+				}
+				m /= float32(d)
+				for _, v := range row {
+					s += (v - m) * (v - m)
+				}
+				s /= float32(d)
+				if math.Float32bits(mean[r]) != math.Float32bits(m) || math.Float32bits(variance[r]) != math.Float32bits(s) {
+					t.Fatalf("rows=%d d=%d row %d: mean %v var %v, want %v %v", rows, d, r, mean[r], variance[r], m, s)
+				}
+				rstd := float32(1 / math.Sqrt(float64(s+1e-5)))
+				y, xhat, y2 := make([]float32, d), make([]float32, d), make([]float32, d)
+				NormRow(row, y, xhat, m, rstd, gain, bias)
+				NormRow(row, y2, nil, m, rstd, gain, bias)
+				for j, v := range row {
+					h := (v - m) * rstd
+					want := h*gain[j] + bias[j]
+					if math.Float32bits(xhat[j]) != math.Float32bits(h) || math.Float32bits(y[j]) != math.Float32bits(want) || math.Float32bits(y2[j]) != math.Float32bits(want) {
+						t.Fatalf("rows=%d d=%d row %d col %d: xhat %v y %v (no xhat %v), want %v %v", rows, d, r, j, xhat[j], y[j], y2[j], h, want)
+					}
+				}
+			}
+		}
+	}
+}
