@@ -107,9 +107,16 @@ var packBPool = sync.Pool{New: func() any { s := []float32(nil); return &s }}
 // Panels of op(B) (kc×nc) and op(A) (mc×kc) are packed, alpha folded into
 // A, and the kernel sweeps MR×NR tiles of C. Blocks of rows of C are shared
 // among up to Threads() goroutines for large products.
+//
+// A plain product (A not transposed, alpha 1, beta 0) on a kernel with an
+// ex form reads A in place (see GemmBias): the same bits, without packing A.
 func GemmWith(kn Kernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if alpha == 0 || k == 0 || m == 0 || n == 0 {
 		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if kn.ex != nil && !transA && alpha == 1 && beta == 0 {
+		GemmBias(kn, m, n, k, a, lda, transB, b, ldb, nil, c, ldc, Epilogue{})
 		return
 	}
 	if beta != 0 {
@@ -235,6 +242,10 @@ func (p *PackedB) N() int { return p.n }
 func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
 	if alpha == 0 || pb.k == 0 || m == 0 || pb.n == 0 {
 		scaleC(m, pb.n, beta, c, ldc)
+		return
+	}
+	if pb.kn.ex != nil && !transA && alpha == 1 && beta == 0 {
+		GemmBias(pb.kn, m, pb.n, pb.k, a, lda, false, nil, 0, pb, c, ldc, Epilogue{})
 		return
 	}
 	if beta != 0 {
@@ -443,7 +454,11 @@ func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb, nr int) 
 				copy(panel[p*nr:p*nr+cols], b[(pc+p)*ldb+jc+jr:(pc+p)*ldb+jc+jr+cols])
 			}
 		} else {
-			for j := 0; j < cols; j++ {
+			j := 0
+			for ; j+8 <= cols; j += 8 {
+				transpose8(panel[j:], nr, b[(jc+jr+j)*ldb+pc:], ldb, kb)
+			}
+			for ; j < cols; j++ {
 				src := b[(jc+jr+j)*ldb+pc : (jc+jr+j)*ldb+pc+kb]
 				for p, v := range src {
 					panel[p*nr+j] = v
@@ -455,6 +470,21 @@ func packB(dst []float32, trans bool, b []float32, ldb, pc, jc, kb, nb, nr int) 
 				clear(panel[p*nr+cols : p*nr+nr])
 			}
 		}
+	}
+}
+
+// transpose8 writes dst[p*ld+i] = src[i*lds+p] for i < 8 and p < kb: eight
+// rows of src into eight adjacent columns of dst, eight values at a time
+// per step of p, which stores far fewer separate cache lines than a column
+// at a time.
+func transpose8(dst []float32, ld int, src []float32, lds, kb int) {
+	r0, r1, r2, r3 := src[:kb], src[lds:lds+kb], src[2*lds:2*lds+kb], src[3*lds:3*lds+kb]
+	r4, r5, r6, r7 := src[4*lds:4*lds+kb], src[5*lds:5*lds+kb], src[6*lds:6*lds+kb], src[7*lds:7*lds+kb]
+	_ = dst[(kb-1)*ld+7]
+	for p := range r0 {
+		q := dst[p*ld : p*ld+8 : p*ld+8]
+		q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+		q[4], q[5], q[6], q[7] = r4[p], r5[p], r6[p], r7[p]
 	}
 }
 

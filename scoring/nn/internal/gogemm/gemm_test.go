@@ -148,8 +148,17 @@ func TestRowDotsIsGemm(t *testing.T) {
 	}
 }
 
+// packedOnly is kn without its ex form: every product packs A and runs
+// the plain kernel.
+func packedOnly(kn Kernel) Kernel {
+	kn.ex = nil
+	return kn
+}
+
 // TestGemmBiasIsGemmThenEpilogue checks that GemmBias gives bit for bit
-// GemmWith followed by the bias and the ReLU as separate passes: across
+// the packed-A GemmWith followed by the bias and the ReLU as separate
+// passes (and so, through GemmBias, that plain products of GemmWith and
+// GemmPacked that read A in place give the packed bits): across
 // partial row panels and column tiles, several blocks of k and of n, a
 // strided A and C, B packed or not, on one thread and several, for every
 // kernel (those without an ex form take the packed path).
@@ -174,11 +183,22 @@ func TestGemmBiasIsGemmThenEpilogue(t *testing.T) {
 					for _, ep := range []Epilogue{{}, {Bias: bias}, {ReLU: true}, {Bias: bias, ReLU: true}} {
 						want := randSlice(rng, m*ldc)
 						got := append([]float32(nil), want...)
-						GemmWith(kn, false, tb, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
+						GemmWith(packedOnly(kn), false, tb, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
 						applyEpilogue(want, ldc, m, n, ep.Bias, ep.ReLU)
 						GemmBias(kn, m, n, k, a, lda, tb, b, ldb, nil, got, ldc, ep)
 						if i, ok := sameBits(got, want); !ok {
 							t.Fatalf("%s %v tb=%v threads=%d bias=%v relu=%v: c[%d] = %v, want %v", kn.Name, sz, tb, threads, ep.Bias != nil, ep.ReLU, i, got[i], want[i])
+						}
+						if ep.Bias == nil && !ep.ReLU {
+							plain := append([]float32(nil), got...)
+							GemmWith(kn, false, tb, m, n, k, 1, a, lda, b, ldb, 0, plain, ldc)
+							if i, ok := sameBits(plain, want); !ok {
+								t.Fatalf("%s %v tb=%v: GemmWith c[%d] = %v, packed A %v", kn.Name, sz, tb, i, plain[i], want[i])
+							}
+							GemmPacked(false, m, 1, a, lda, PackB(kn, tb, k, n, b, ldb), 0, plain, ldc)
+							if i, ok := sameBits(plain, want); !ok {
+								t.Fatalf("%s %v tb=%v: GemmPacked c[%d] = %v, packed A %v", kn.Name, sz, tb, i, plain[i], want[i])
+							}
 						}
 						packed := append([]float32(nil), want...)
 						for i := range packed {
