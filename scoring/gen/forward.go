@@ -28,7 +28,13 @@ type encCache struct {
 // is released. x itself is neither needed later nor released.
 func (l *EncoderLayer) forward(x *nn.Tensor, pad []bool, keep bool) (*nn.Tensor, *encCache) {
 	h1, c1 := norm(l.LN1, x, keep)
-	a, ac := l.Att.SelfForward(h1, pad, false)
+	var a *nn.Tensor
+	var ac *nn.AttentionCache
+	if keep {
+		a, ac = l.Att.SelfForward(h1, pad, false)
+	} else {
+		a = l.Att.Apply(h1, h1, pad, false)
+	}
 	a.AddInPlace(x)
 	h2, c2 := norm(l.LN2, a, keep)
 	f, fc := l.FF.Forward(h2)
@@ -75,16 +81,42 @@ type decCache struct {
 	h1, h2, h3 *nn.Tensor
 }
 
+// memory is the encoder output a decoder attends to: t holds one (ts, dim)
+// block per source, pad its padding (ts entries per block), and request b
+// reads block src[b], or block b when src is nil.
+type memory struct {
+	t   *nn.Tensor
+	pad []bool
+	src []int
+}
+
 // forward returns the block's output for y (batch, tt, dim) attending to
-// the encoder output mem (batch, ts, dim) with source mask pad.
-func (l *DecoderLayer) forward(y, mem *nn.Tensor, pad []bool, keep bool) (*nn.Tensor, *decCache) {
+// the encoder output mem. Only without keep may mem's blocks be shared
+// (src not nil): their key and value projections are then computed once.
+func (l *DecoderLayer) forward(y *nn.Tensor, mem memory, keep bool) (*nn.Tensor, *decCache) {
 	h1, c1 := norm(l.LN1, y, keep)
 	// Padded target steps come after the real ones, so the causal mask
 	// alone keeps real steps from seeing them.
-	a, sc := l.Self.SelfForward(h1, nil, true)
+	var a, x *nn.Tensor
+	var sc, cc *nn.AttentionCache
+	if keep {
+		a, sc = l.Self.SelfForward(h1, nil, true)
+	} else {
+		a = l.Self.Apply(h1, h1, nil, true)
+	}
 	a.AddInPlace(y)
 	h2, c2 := norm(l.LN2, a, keep)
-	x, cc := l.Cross.Forward(h2, mem, pad, false)
+	switch {
+	case keep:
+		if mem.src != nil {
+			panic("gen: decoder: shared sources have no backward")
+		}
+		x, cc = l.Cross.Forward(h2, mem.t, mem.pad, false)
+	case mem.src != nil:
+		x = l.Cross.ApplyShared(h2, mem.t, mem.src, mem.pad)
+	default:
+		x = l.Cross.Apply(h2, mem.t, mem.pad, false)
+	}
 	x.AddInPlace(a)
 	a.Release()
 	h3, c3 := norm(l.LN3, x, keep)
@@ -193,15 +225,16 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 	}
 	mem, nc := norm(m.EncNorm, x, keep)
 	x.Release()
+	mm := memory{t: mem, pad: b.pad}
 	if b.nu != b.n {
 		if keep {
 			panic("gen: forward: de-duplicated sources have no backward")
 		}
-		mem = expand(mem, b.uniq)
+		mm = memory{t: mem, pad: b.srcPad, src: b.uniq}
 	}
 	y := m.embed(b.dec, b.decPos, nil, m.TgtPos, b.n, b.tt)
 	for _, l := range m.Dec {
-		ny, c := l.forward(y, mem, b.pad, keep)
+		ny, c := l.forward(y, mm, keep)
 		y.Release()
 		y = ny
 		p.dec = append(p.dec, c)
@@ -221,19 +254,6 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 	}
 	p.encNC, p.decNC, p.mem, p.h = nc, dnc, mem, h
 	return h, p
-}
-
-// expand returns the (len(uniq), t, dim) tensor whose entry i is entry
-// uniq[i] of mem, and releases mem.
-func expand(mem *nn.Tensor, uniq []int) *nn.Tensor {
-	t, d := mem.Shape[1], mem.Shape[2]
-	sz := t * d
-	full := nn.NewTensor(len(uniq), t, d)
-	for i, u := range uniq {
-		copy(full.Data[i*sz:(i+1)*sz], mem.Data[u*sz:(u+1)*sz])
-	}
-	mem.Release()
-	return full
 }
 
 // backward accumulates every parameter gradient given the gradient dh of

@@ -74,34 +74,45 @@ func PadMask(lengths []int, steps int) []bool {
 // attend to keys j <= i (this requires tq == tk). A query with no visible
 // key gets a zero context vector. It returns (batch, tq, dim).
 func (a *MultiHeadAttention) Forward(q, kv *Tensor, keyPad []bool, causal bool) (*Tensor, *AttentionCache) {
+	nb, tq, tk := a.checkShapes(q, kv, keyPad, causal)
 	d := a.Dim()
-	if len(q.Shape) != 3 || len(kv.Shape) != 3 || q.Shape[2] != d || kv.Shape[2] != d || q.Shape[0] != kv.Shape[0] {
-		panic(fmt.Sprintf("nn: attention: query shape %v and key shape %v, want (batch, t, %d)", q.Shape, kv.Shape, d))
-	}
-	nb, tq, tk := q.Shape[0], q.Shape[1], kv.Shape[1]
-	if causal && tq != tk {
-		panic(fmt.Sprintf("nn: attention: causal mask needs equal lengths, got %d and %d", tq, tk))
-	}
-	if keyPad != nil && len(keyPad) != nb*tk {
-		panic(fmt.Sprintf("nn: attention: key mask has %d entries, want %d", len(keyPad), nb*tk))
-	}
-	nh := a.Heads
-	dh := d / nh
-	scale := float32(1 / math.Sqrt(float64(dh)))
 	c := &AttentionCache{
 		q: q, kv: kv,
 		qp: a.Q.Forward(q), kp: a.K.Forward(kv), vp: a.V.Forward(kv),
-		probs: newTensorUninit(nb, nh, tq, tk), ctx: newTensorUninit(nb, tq, d),
+		probs: newTensorUninit(nb, a.Heads, tq, tk), ctx: newTensorUninit(nb, tq, d),
 		batch: nb, tq: tq, tk: tk,
 	}
+	a.attend(c.qp.Data, c.kp.Data, c.vp.Data, c.ctx.Data, c.probs.Data, nb, tq, tk, nil, keyPad, causal)
+	return a.O.Forward(c.ctx), c
+}
+
+// attend computes the concatenated head outputs ctx (nb, tq, d) from the
+// projections qp (nb, tq, d) and kp, vp (one (tk, d) block per source):
+// batch entry b attends to source src[b], or to source b when src is nil,
+// with keyPad (tk entries per source, or nil) and the causal mask. With
+// probs of nb*heads*tq*tk values the attention weights are kept there;
+// otherwise (len(probs) == tq*tk) that buffer is reused for every head.
+func (a *MultiHeadAttention) attend(qp, kp, vp, ctx, probs []float32, nb, tq, tk int, src []int, keyPad []bool, causal bool) {
+	d := a.Dim()
+	nh := a.Heads
+	dh := d / nh
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	keep := len(probs) == nb*nh*tq*tk
 	for b := 0; b < nb; b++ {
+		kb := b
+		if src != nil {
+			kb = src[b]
+		}
 		var pad []bool
 		if keyPad != nil {
-			pad = keyPad[b*tk : (b+1)*tk]
+			pad = keyPad[kb*tk : (kb+1)*tk]
 		}
 		for h := 0; h < nh; h++ {
-			s := c.probs.Data[(b*nh+h)*tq*tk : (b*nh+h+1)*tq*tk]
-			Gemm(false, true, tq, tk, dh, scale, c.qp.Data[b*tq*d+h*dh:], d, c.kp.Data[b*tk*d+h*dh:], d, 0, s, tk)
+			s := probs[:tq*tk]
+			if keep {
+				s = probs[(b*nh+h)*tq*tk : (b*nh+h+1)*tq*tk]
+			}
+			Gemm(false, true, tq, tk, dh, scale, qp[b*tq*d+h*dh:], d, kp[kb*tk*d+h*dh:], d, 0, s, tk)
 			for i := 0; i < tq; i++ {
 				visible := tk
 				if causal {
@@ -109,10 +120,69 @@ func (a *MultiHeadAttention) Forward(q, kv *Tensor, keyPad []bool, causal bool) 
 				}
 				maskedSoftmax(s[i*tk:(i+1)*tk], pad, visible)
 			}
-			Gemm(false, false, tq, dh, tk, 1, s, tk, c.vp.Data[b*tk*d+h*dh:], d, 0, c.ctx.Data[b*tq*d+h*dh:], d)
+			Gemm(false, false, tq, dh, tk, 1, s, tk, vp[kb*tk*d+h*dh:], d, 0, ctx[b*tq*d+h*dh:], d)
 		}
 	}
-	return a.O.Forward(c.ctx), c
+}
+
+// Apply is Forward without the cache, for inference: the same output, bit
+// for bit, with one tq×tk buffer of weights reused for every head.
+func (a *MultiHeadAttention) Apply(q, kv *Tensor, keyPad []bool, causal bool) *Tensor {
+	nb, tq, tk := a.checkShapes(q, kv, keyPad, causal)
+	return a.apply(q, kv, nb, tq, tk, nil, keyPad, causal)
+}
+
+// ApplyShared is Apply for batch entries that share their keys and
+// values: kv holds one (tk, dim) block per distinct source, entry b of q
+// attends to block src[b], and keyPad (nil or tk entries per block) masks
+// padded keys of each block. The key and value projections are computed
+// once per block. The output is that of Apply on the expanded kv, bit for
+// bit.
+func (a *MultiHeadAttention) ApplyShared(q, kv *Tensor, src []int, keyPad []bool) *Tensor {
+	d := a.Dim()
+	if len(q.Shape) != 3 || len(kv.Shape) != 3 || q.Shape[2] != d || kv.Shape[2] != d || len(src) != q.Shape[0] {
+		panic(fmt.Sprintf("nn: attention: query shape %v, key shape %v and %d sources", q.Shape, kv.Shape, len(src)))
+	}
+	nu, tk := kv.Shape[0], kv.Shape[1]
+	for _, u := range src {
+		if u < 0 || u >= nu {
+			panic(fmt.Sprintf("nn: attention: source %d of %d", u, nu))
+		}
+	}
+	if keyPad != nil && len(keyPad) != nu*tk {
+		panic(fmt.Sprintf("nn: attention: key mask has %d entries, want %d", len(keyPad), nu*tk))
+	}
+	return a.apply(q, kv, q.Shape[0], q.Shape[1], tk, src, keyPad, false)
+}
+
+func (a *MultiHeadAttention) apply(q, kv *Tensor, nb, tq, tk int, src []int, keyPad []bool, causal bool) *Tensor {
+	qp, kp, vp := a.Q.Forward(q), a.K.Forward(kv), a.V.Forward(kv)
+	ctx := newTensorUninit(nb, tq, a.Dim())
+	probs := getBuf(tq*tk, false)
+	a.attend(qp.Data, kp.Data, vp.Data, ctx.Data, probs, nb, tq, tk, src, keyPad, causal)
+	putBuf(probs)
+	releaseAll(qp, kp, vp)
+	y := a.O.Forward(ctx)
+	ctx.Release()
+	return y
+}
+
+// checkShapes panics unless q (batch, tq, dim) and kv (batch, tk, dim)
+// fit the layer, keyPad (when not nil) has batch*tk entries, and a causal
+// mask has tq == tk; it returns batch, tq and tk.
+func (a *MultiHeadAttention) checkShapes(q, kv *Tensor, keyPad []bool, causal bool) (nb, tq, tk int) {
+	d := a.Dim()
+	if len(q.Shape) != 3 || len(kv.Shape) != 3 || q.Shape[2] != d || kv.Shape[2] != d || q.Shape[0] != kv.Shape[0] {
+		panic(fmt.Sprintf("nn: attention: query shape %v and key shape %v, want (batch, t, %d)", q.Shape, kv.Shape, d))
+	}
+	nb, tq, tk = q.Shape[0], q.Shape[1], kv.Shape[1]
+	if causal && tq != tk {
+		panic(fmt.Sprintf("nn: attention: causal mask needs equal lengths, got %d and %d", tq, tk))
+	}
+	if keyPad != nil && len(keyPad) != nb*tk {
+		panic(fmt.Sprintf("nn: attention: key mask has %d entries, want %d", len(keyPad), nb*tk))
+	}
+	return nb, tq, tk
 }
 
 // maskedSoftmax replaces row with its softmax over the entries j < visible
@@ -197,8 +267,12 @@ func (a *MultiHeadAttention) Backward(c *AttentionCache, dy *Tensor) (dq, dkv *T
 }
 
 // Release hands the cache's buffers back for reuse (see Tensor.Release);
-// the cache must not be used afterwards. The inputs are not released.
+// the cache must not be used afterwards. The inputs are not released. A
+// nil cache is a no-op.
 func (c *AttentionCache) Release() {
+	if c == nil {
+		return
+	}
 	releaseAll(c.qp, c.kp, c.vp, c.probs, c.ctx)
 	c.qp, c.kp, c.vp, c.probs, c.ctx = nil, nil, nil, nil, nil
 }
