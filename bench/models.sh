@@ -70,4 +70,28 @@ awk '
       for (p = 1; p <= n; p++) for (q = p + 1; q <= n; q++) if (s[q] < s[p]) { t = s[p]; s[p] = s[q]; s[q] = t }
       printf "%-70s %12.4g %12.4g %12.4g\n", key, s[1], (n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2), s[n]
     }
-  }' "$raw" | tee -a "$RES"
+  }' "$raw" | tee -a "$RES" >"$raw.summary"
+# The scoring bars, from the medians: the encoder-decoder's GFLOP/s as a
+# share of the same side's GEMM rate at 1024³, and its sequences/s against
+# PyTorch's on the same network.
+log "-- bars (medians): encoder-decoder scoring as a share of the GEMM rate, and against PyTorch"
+python3 - "$raw.summary" <<'PY' | tee -a "$RES"
+import re, sys
+med = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(.*\])\s+(\S+)\s+(\S+)\s+(\S+)$", line.rstrip())
+    if m:
+        med[m.group(1)] = float(m.group(3))
+torch = next((v for k, v in med.items() if k.startswith("pytorch seq2seq") and k.endswith("[sequences/s]")), None)
+for side in ("go", "openblas"):
+    gf = med.get(f"{side} BenchmarkEncDecScore [GFLOP/s]")
+    seq = med.get(f"{side} BenchmarkEncDecScore [sequences/s]")
+    gemm = [v for k, v in med.items() if k.startswith(f"{side} BenchmarkGemm/square1024/Gemm/") and k.endswith("[GFLOP/s]")]
+    if gf is None or not gemm:
+        continue
+    line = f"{side}: {gf:.1f} GFLOP/s = {100 * gf / gemm[0]:.0f}% of its GEMM rate ({gemm[0]:.1f})"
+    if torch:
+        line += f"; {seq:.1f} sequences/s = {seq / torch:.2f}x PyTorch ({torch:.1f})"
+    print(line)
+PY
+rm -f "$raw.summary"
