@@ -12,9 +12,6 @@ import (
 func kernel6x16AVX2(kc int, a, b, c *float32, ldc int, store int)
 
 //go:noescape
-func kernel6x32AVX512(kc int, a, b, c *float32, ldc int, store int)
-
-//go:noescape
 func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
 
 //go:noescape
@@ -74,9 +71,15 @@ func asmEx(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c *fl
 var (
 	avx2Kernel   = asmKernel("avx2-6x16", 6, 16, kernel6x16AVX2)
 	avx512Kernel = func() Kernel {
-		k := asmKernel("avx512-6x32", 6, 32, kernel6x32AVX512)
-		k.ex = asmEx(k.Name, 6, 32, kernel6x32AVX512Ex)
-		return k
+		ex := asmEx("avx512-6x32", 6, 32, kernel6x32AVX512Ex)
+		return Kernel{Name: "avx512-6x32", MR: 6, NR: 32, dots: dotsFMA, ex: ex,
+			fn: func(kc int, a, b, c []float32, ldc int, store bool) {
+				flags := 0
+				if store {
+					flags = exStore
+				}
+				ex(kc, a, 0, b, c, ldc, flags, nil)
+			}}
 	}()
 )
 

@@ -115,112 +115,6 @@ kernel6x16AVX2_overwrite:
 	VZEROUPPER
 	RET
 
-// func kernel6x32AVX512(kc int, a, b, c *float32, ldc int, store int)
-TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-48
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
-	SHLQ $2, DX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	TESTQ CX, CX
-	JE kernel6x32AVX512_store
-
-kernel6x32AVX512_loop:
-	VMOVUPS 0(BX), Z12
-	VMOVUPS 64(BX), Z13
-	VBROADCASTSS 0(AX), Z14
-	VFMADD231PS Z12, Z14, Z0
-	VFMADD231PS Z13, Z14, Z1
-	VBROADCASTSS 4(AX), Z15
-	VFMADD231PS Z12, Z15, Z2
-	VFMADD231PS Z13, Z15, Z3
-	VBROADCASTSS 8(AX), Z14
-	VFMADD231PS Z12, Z14, Z4
-	VFMADD231PS Z13, Z14, Z5
-	VBROADCASTSS 12(AX), Z15
-	VFMADD231PS Z12, Z15, Z6
-	VFMADD231PS Z13, Z15, Z7
-	VBROADCASTSS 16(AX), Z14
-	VFMADD231PS Z12, Z14, Z8
-	VFMADD231PS Z13, Z14, Z9
-	VBROADCASTSS 20(AX), Z15
-	VFMADD231PS Z12, Z15, Z10
-	VFMADD231PS Z13, Z15, Z11
-	ADDQ $24, AX
-	ADDQ $128, BX
-	DECQ CX
-	JNZ kernel6x32AVX512_loop
-
-kernel6x32AVX512_store:
-	MOVQ store+40(FP), CX
-	TESTQ CX, CX
-	JNE kernel6x32AVX512_overwrite
-	VADDPS 0(DI), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	VADDPS 64(DI), Z1, Z1
-	VMOVUPS Z1, 64(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Z2, Z2
-	VMOVUPS Z2, 0(DI)
-	VADDPS 64(DI), Z3, Z3
-	VMOVUPS Z3, 64(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Z4, Z4
-	VMOVUPS Z4, 0(DI)
-	VADDPS 64(DI), Z5, Z5
-	VMOVUPS Z5, 64(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Z6, Z6
-	VMOVUPS Z6, 0(DI)
-	VADDPS 64(DI), Z7, Z7
-	VMOVUPS Z7, 64(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Z8, Z8
-	VMOVUPS Z8, 0(DI)
-	VADDPS 64(DI), Z9, Z9
-	VMOVUPS Z9, 64(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Z10, Z10
-	VMOVUPS Z10, 0(DI)
-	VADDPS 64(DI), Z11, Z11
-	VMOVUPS Z11, 64(DI)
-	VZEROUPPER
-	RET
-
-kernel6x32AVX512_overwrite:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ DX, DI
-	VMOVUPS Z2, 0(DI)
-	VMOVUPS Z3, 64(DI)
-	ADDQ DX, DI
-	VMOVUPS Z4, 0(DI)
-	VMOVUPS Z5, 64(DI)
-	ADDQ DX, DI
-	VMOVUPS Z6, 0(DI)
-	VMOVUPS Z7, 64(DI)
-	ADDQ DX, DI
-	VMOVUPS Z8, 0(DI)
-	VMOVUPS Z9, 64(DI)
-	ADDQ DX, DI
-	VMOVUPS Z10, 0(DI)
-	VMOVUPS Z11, 64(DI)
-	VZEROUPPER
-	RET
-
 // func dots32AVX2(n int, x *float32, idx *int32, w *float32, acc *float32)
 //
 // For each of 32 lanes j: acc[j] = fma(x[idx[j]+p], w[p], acc[j]) for
@@ -272,14 +166,15 @@ dots32AVX2_done:
 
 // func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
 //
-// The 6x32 tile of kernel6x32AVX512 with two additions. A is read in place
+// The AVX-512 micro-kernel: a 6x32 tile as described at the top, with two
+// additions (the plain kernel is lda = 0 with flags 0 or 1). A is read in place
 // when lda > 0: row i of the tile at a + i*lda (lda in elements), one
 // element per step, so that no packed copy of A is needed; lda == 0 means
 // a packed panel as above. After the sums, flags say what is done to the
 // tile before it is stored: bit 0 overwrite C (otherwise the sums are added
 // to it), bit 1 add bias[j] to column j, bit 2 replace each value v by
-// max(v, 0) (ReLU). Each step is the same operation as in kernel6x32AVX512,
-// so the sums are the same bits.
+// max(v, 0) (ReLU). Each step is the same operation whether A is packed
+// or read in place, so the sums are the same bits.
 TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
