@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
@@ -189,9 +190,35 @@ func (a *MultiHeadAttention) checkShapes(q, kv *Tensor, keyPad []bool, causal bo
 // that pad does not mark; the other entries become zero, and so does the
 // whole row if no entry is left.
 func maskedSoftmax(row []float32, pad []bool, visible int) {
+	// Trailing padding (the usual layout) is left out of the sum, so a
+	// row's result does not depend on how far its batch is padded: scores
+	// are the same whichever requests share a batch.
+	for pad != nil && visible > 0 && pad[visible-1] {
+		visible--
+	}
+	if pad != nil && slices.Contains(pad[:visible], true) {
+		maskedSoftmaxInterior(row, pad, visible)
+		return
+	}
+	mx := vecmath.Max(row[:visible])
+	if math.IsInf(float64(mx), -1) {
+		clear(row)
+		return
+	}
+	sum := vecmath.ExpShiftInPlace(row[:visible], mx)
+	clear(row[visible:])
+	inv := 1 / sum
+	for j := range row[:visible] {
+		row[j] *= inv
+	}
+}
+
+// maskedSoftmaxInterior is maskedSoftmax for a row with padded entries
+// before its last visible one.
+func maskedSoftmaxInterior(row []float32, pad []bool, visible int) {
 	mx := float32(math.Inf(-1))
 	for j := 0; j < visible; j++ {
-		if (pad == nil || !pad[j]) && row[j] > mx {
+		if !pad[j] && row[j] > mx {
 			mx = row[j]
 		}
 	}
@@ -199,24 +226,16 @@ func maskedSoftmax(row []float32, pad []bool, visible int) {
 		clear(row)
 		return
 	}
-	if pad != nil {
-		// Trailing padding (the usual layout) is left out of the sum, so
-		// a row's result does not depend on how far its batch is padded:
-		// scores are the same whichever requests share a batch.
-		for visible > 0 && pad[visible-1] {
-			visible--
-		}
-		for j := 0; j < visible; j++ {
-			if pad[j] {
-				row[j] = float32(math.Inf(-1)) // e^-Inf clamps to ~1e-38, zeroed below.
-			}
+	for j := 0; j < visible; j++ {
+		if pad[j] {
+			row[j] = float32(math.Inf(-1)) // e^-Inf clamps to ~1e-38, zeroed below.
 		}
 	}
 	sum := vecmath.ExpShiftInPlace(row[:visible], mx)
 	clear(row[visible:])
 	inv := 1 / sum
 	for j := 0; j < visible; j++ {
-		if pad != nil && pad[j] {
+		if pad[j] {
 			row[j] = 0
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // TestAttentionApplyIsForward checks that the inference forms give the
@@ -49,4 +51,67 @@ func TestAttentionApplyIsForward(t *testing.T) {
 		fullPad = append(fullPad, blockPad[u*tk:(u+1)*tk]...)
 	}
 	same("ApplyShared", a.ApplyShared(q, blocks, src, blockPad), a.Apply(q, full, fullPad, false))
+}
+
+// softmaxLoops is maskedSoftmax as plain loops: the maximum of the visible
+// unpadded entries, e^(x - max) of the entries up to the last unpadded
+// visible one (padded ones -Inf), the sum, and the scaled row.
+func softmaxLoops(row []float32, pad []bool, visible int) {
+	mx := float32(math.Inf(-1))
+	for j := 0; j < visible; j++ {
+		if (pad == nil || !pad[j]) && row[j] > mx {
+			mx = row[j]
+		}
+	}
+	if math.IsInf(float64(mx), -1) {
+		clear(row)
+		return
+	}
+	for pad != nil && visible > 0 && pad[visible-1] {
+		visible--
+	}
+	for j := 0; j < visible; j++ {
+		if pad != nil && pad[j] {
+			row[j] = float32(math.Inf(-1))
+		}
+	}
+	sum := vecmath.ExpShiftInPlace(row[:visible], mx)
+	clear(row[visible:])
+	inv := 1 / sum
+	for j := 0; j < visible; j++ {
+		if pad != nil && pad[j] {
+			row[j] = 0
+			continue
+		}
+		row[j] *= inv
+	}
+}
+
+// TestMaskedSoftmaxIsLoops checks maskedSoftmax bit for bit against the
+// plain loops, with no mask, trailing padding, padding inside the row,
+// causal cut-offs and rows with nothing visible.
+func TestMaskedSoftmaxIsLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 7, 16, 25, 60} {
+		masks := [][]bool{nil, make([]bool, n), PadMask([]int{n / 2}, n), PadMask([]int{0}, n)}
+		inner := make([]bool, n)
+		inner[0] = true
+		masks = append(masks, inner)
+		for _, pad := range masks {
+			for _, visible := range []int{n, 1, (n + 1) / 2, 0} {
+				row := randSlice(rng, n)
+				for i := range row {
+					row[i] *= 5
+				}
+				want := append([]float32(nil), row...)
+				softmaxLoops(want, pad, visible)
+				maskedSoftmax(row, pad, visible)
+				for j := range want {
+					if math.Float32bits(row[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("n=%d pad=%v visible=%d: p[%d] = %v, want %v", n, pad, visible, j, row[j], want[j])
+					}
+				}
+			}
+		}
+	}
 }
