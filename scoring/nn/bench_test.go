@@ -118,8 +118,7 @@ func (m *encDec) score(src, tgt []int, srcLens []int, batch, ts, tt int) []float
 	x := m.srcEmb.Forward(src).Reshape(batch, ts, d)
 	scal(scale, x.Data)
 	for _, l := range m.enc {
-		a, ac := l.att.SelfForward(x, srcPad, false)
-		ac.Release()
+		a := l.att.Apply(x, x, srcPad, false)
 		x = addNorm(l.ln1, x, a)
 		f, fc := l.ff.Forward(x)
 		fc.Release()
@@ -130,11 +129,9 @@ func (m *encDec) score(src, tgt []int, srcLens []int, batch, ts, tt int) []float
 	y := m.tgtEmb.Forward(tgt).Reshape(batch, tt, d)
 	scal(scale, y.Data)
 	for _, l := range m.dec {
-		a, ac := l.self.SelfForward(y, nil, true)
-		ac.Release()
+		a := l.self.Apply(y, y, nil, true)
 		y = addNorm(l.ln1, y, a)
-		c, cc := l.cross.Forward(y, mem, srcPad, false)
-		cc.Release()
+		c := l.cross.Apply(y, mem, srcPad, false)
 		y = addNorm(l.ln2, y, c)
 		f, fc := l.ff.Forward(y)
 		fc.Release()
