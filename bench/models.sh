@@ -70,7 +70,7 @@ awk '
       for (p = 1; p <= n; p++) for (q = p + 1; q <= n; q++) if (s[q] < s[p]) { t = s[p]; s[p] = s[q]; s[q] = t }
       printf "%-70s %12.4g %12.4g %12.4g\n", key, s[1], (n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2), s[n]
     }
-  }' "$raw" | tee -a "$RES" >"$raw.summary"
+  }' "$raw" | tee -a "$RES" | tee "$raw.summary"
 # The scoring bars, from the medians: the encoder-decoder's GFLOP/s as a
 # share of the same side's GEMM rate at 1024³, and its sequences/s against
 # PyTorch's on the same network.
