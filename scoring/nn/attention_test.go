@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
@@ -11,18 +12,23 @@ import (
 // TestAttentionApplyIsForward checks that the inference forms give the
 // bits of Forward: Apply on the same inputs, with and without key padding
 // and the causal mask, and ApplyShared on distinct key blocks against
-// Apply on the batch where each entry has its block copied in.
-func TestAttentionApplyIsForward(t *testing.T) {
+// Apply on the batch where each entry has its block copied in. ApplyShared
+// projects fewer rows than the expanded batch, which OpenBLAS may block
+// differently, so under that backend it is held to float rounding only.
+func TestAttentionApplyIsForward(t *testing.T) { forEachBackend(t, testAttentionApplyIsForward) }
+
+func testAttentionApplyIsForward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	const d, heads = 32, 4
 	a := NewMultiHeadAttention("att", d, heads, rng)
 	for _, l := range []*Linear{a.Q, a.K, a.V, a.O} {
 		copy(l.B.Value.Data, randSlice(rng, d))
 	}
+	exact := strings.HasPrefix(Backend(), "go/")
 	same := func(name string, got, want *Tensor) {
 		t.Helper()
 		for i := range want.Data {
-			if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
+			if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) && (exact || name != "ApplyShared" || math.Abs(float64(got.Data[i]-want.Data[i])) > 1e-5*(1+math.Abs(float64(want.Data[i])))) {
 				t.Fatalf("%s: y[%d] = %v, want %v", name, i, got.Data[i], want.Data[i])
 			}
 		}
