@@ -9,7 +9,7 @@ import (
 )
 
 //go:noescape
-func kernel6x16AVX2(kc int, a, b, c *float32, ldc int, store int)
+func kernel6x16AVX2Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
 
 //go:noescape
 func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
@@ -34,21 +34,6 @@ func dotsFMA(x []float32, ld, rows int, w []float32, acc *[dotRows]float32) {
 	dots32AVX2(n, &x[0], &idx[0], &w[0], &acc[0])
 }
 
-// asmKernel wraps an assembly micro-kernel with the bounds checks that the
-// assembly cannot do.
-func asmKernel(name string, mr, nr int, f func(kc int, a, b, c *float32, ldc int, store int)) Kernel {
-	return Kernel{Name: name, MR: mr, NR: nr, dots: dotsFMA, fn: func(kc int, a, b, c []float32, ldc int, store bool) {
-		if kc <= 0 || len(a) < kc*mr || len(b) < kc*nr || len(c) < (mr-1)*ldc+nr {
-			panic(fmt.Sprintf("gogemm: %s: bad panel sizes", name))
-		}
-		s := 0
-		if store {
-			s = 1
-		}
-		f(kc, &a[0], &b[0], &c[0], ldc, s)
-	}}
-}
-
 // asmEx wraps an assembly kernel of the ex form (see Kernel.ex) with the
 // bounds checks that the assembly cannot do.
 func asmEx(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, flags int, bias []float32) {
@@ -68,19 +53,23 @@ func asmEx(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c *fl
 	}
 }
 
+// exKernel is the Kernel of an assembly kernel of the ex form: its plain
+// fn is ex with A packed and no epilogue.
+func exKernel(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)) Kernel {
+	ex := asmEx(name, mr, nr, f)
+	return Kernel{Name: name, MR: mr, NR: nr, dots: dotsFMA, ex: ex,
+		fn: func(kc int, a, b, c []float32, ldc int, store bool) {
+			flags := 0
+			if store {
+				flags = exStore
+			}
+			ex(kc, a, 0, b, c, ldc, flags, nil)
+		}}
+}
+
 var (
-	avx2Kernel   = asmKernel("avx2-6x16", 6, 16, kernel6x16AVX2)
-	avx512Kernel = func() Kernel {
-		ex := asmEx("avx512-6x32", 6, 32, kernel6x32AVX512Ex)
-		return Kernel{Name: "avx512-6x32", MR: 6, NR: 32, dots: dotsFMA, ex: ex,
-			fn: func(kc int, a, b, c []float32, ldc int, store bool) {
-				flags := 0
-				if store {
-					flags = exStore
-				}
-				ex(kc, a, 0, b, c, ldc, flags, nil)
-			}}
-	}()
+	avx2Kernel   = exKernel("avx2-6x16", 6, 16, kernel6x16AVX2Ex)
+	avx512Kernel = exKernel("avx512-6x32", 6, 32, kernel6x32AVX512Ex)
 )
 
 // Kernels returns every micro-kernel this CPU can run, fastest last.

@@ -9,14 +9,24 @@
 // broadcasts each of the MR values of the A panel and accumulates with FMA
 // into 2*MR accumulator registers (12 of the 16 YMM or 32 ZMM registers).
 
-// func kernel6x16AVX2(kc int, a, b, c *float32, ldc int, store int)
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
+// func kernel6x16AVX2Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
+//
+// The AVX2 micro-kernel: a 6x16 tile as described at the top, in the ex
+// form of kernel6x32AVX512Ex below (the plain kernel is lda = 0 with flags
+// 0 or 1): A packed (lda = 0) or read in place (row i at a + i*lda), and the
+// epilogue of flags (bit 0 overwrite, bit 1 add bias[j], bit 2 ReLU)
+// applied before the tile is stored.
+TEXT ·kernel6x16AVX2Ex(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), DX
+	MOVQ flags+48(FP), SI
+	MOVQ bias+56(FP), R10
 	SHLQ $2, DX
+	SHLQ $2, R8
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -30,9 +40,11 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 	TESTQ CX, CX
-	JE kernel6x16AVX2_store
+	JE kernel6x16AVX2Ex_epilogue
+	TESTQ R8, R8
+	JNE kernel6x16AVX2Ex_direct
 
-kernel6x16AVX2_loop:
+kernel6x16AVX2Ex_packed:
 	VMOVUPS 0(BX), Y12
 	VMOVUPS 32(BX), Y13
 	VBROADCASTSS 0(AX), Y14
@@ -56,45 +68,98 @@ kernel6x16AVX2_loop:
 	ADDQ $24, AX
 	ADDQ $64, BX
 	DECQ CX
-	JNZ kernel6x16AVX2_loop
+	JNZ kernel6x16AVX2Ex_packed
+	JMP kernel6x16AVX2Ex_epilogue
 
-kernel6x16AVX2_store:
-	MOVQ store+40(FP), CX
-	TESTQ CX, CX
-	JNE kernel6x16AVX2_overwrite
-	VADDPS 0(DI), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	VADDPS 32(DI), Y1, Y1
-	VMOVUPS Y1, 32(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Y2, Y2
-	VMOVUPS Y2, 0(DI)
-	VADDPS 32(DI), Y3, Y3
-	VMOVUPS Y3, 32(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Y4, Y4
-	VMOVUPS Y4, 0(DI)
-	VADDPS 32(DI), Y5, Y5
-	VMOVUPS Y5, 32(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Y6, Y6
-	VMOVUPS Y6, 0(DI)
-	VADDPS 32(DI), Y7, Y7
-	VMOVUPS Y7, 32(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Y8, Y8
-	VMOVUPS Y8, 0(DI)
-	VADDPS 32(DI), Y9, Y9
-	VMOVUPS Y9, 32(DI)
-	ADDQ DX, DI
-	VADDPS 0(DI), Y10, Y10
-	VMOVUPS Y10, 0(DI)
-	VADDPS 32(DI), Y11, Y11
-	VMOVUPS Y11, 32(DI)
-	VZEROUPPER
-	RET
+kernel6x16AVX2Ex_direct:
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
 
-kernel6x16AVX2_overwrite:
+kernel6x16AVX2Ex_dloop:
+	VMOVUPS 0(BX), Y12
+	VMOVUPS 32(BX), Y13
+	VBROADCASTSS (AX), Y14
+	VFMADD231PS Y12, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VBROADCASTSS (AX)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y2
+	VFMADD231PS Y13, Y15, Y3
+	VBROADCASTSS (AX)(R8*2), Y14
+	VFMADD231PS Y12, Y14, Y4
+	VFMADD231PS Y13, Y14, Y5
+	VBROADCASTSS (R9), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VBROADCASTSS (R9)(R8*1), Y14
+	VFMADD231PS Y12, Y14, Y8
+	VFMADD231PS Y13, Y14, Y9
+	VBROADCASTSS (R9)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y10
+	VFMADD231PS Y13, Y15, Y11
+	ADDQ $4, AX
+	ADDQ $4, R9
+	ADDQ $64, BX
+	DECQ CX
+	JNZ kernel6x16AVX2Ex_dloop
+
+kernel6x16AVX2Ex_epilogue:
+	TESTQ $1, SI
+	JNE kernel6x16AVX2Ex_bias
+	MOVQ DI, R11
+	VADDPS 0(R11), Y0, Y0
+	VADDPS 32(R11), Y1, Y1
+	ADDQ DX, R11
+	VADDPS 0(R11), Y2, Y2
+	VADDPS 32(R11), Y3, Y3
+	ADDQ DX, R11
+	VADDPS 0(R11), Y4, Y4
+	VADDPS 32(R11), Y5, Y5
+	ADDQ DX, R11
+	VADDPS 0(R11), Y6, Y6
+	VADDPS 32(R11), Y7, Y7
+	ADDQ DX, R11
+	VADDPS 0(R11), Y8, Y8
+	VADDPS 32(R11), Y9, Y9
+	ADDQ DX, R11
+	VADDPS 0(R11), Y10, Y10
+	VADDPS 32(R11), Y11, Y11
+
+kernel6x16AVX2Ex_bias:
+	TESTQ $2, SI
+	JE kernel6x16AVX2Ex_relu
+	VMOVUPS 0(R10), Y12
+	VMOVUPS 32(R10), Y13
+	VADDPS Y12, Y0, Y0
+	VADDPS Y13, Y1, Y1
+	VADDPS Y12, Y2, Y2
+	VADDPS Y13, Y3, Y3
+	VADDPS Y12, Y4, Y4
+	VADDPS Y13, Y5, Y5
+	VADDPS Y12, Y6, Y6
+	VADDPS Y13, Y7, Y7
+	VADDPS Y12, Y8, Y8
+	VADDPS Y13, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y13, Y11, Y11
+
+kernel6x16AVX2Ex_relu:
+	TESTQ $4, SI
+	JE kernel6x16AVX2Ex_store
+	VXORPS Y14, Y14, Y14
+	VMAXPS Y14, Y0, Y0
+	VMAXPS Y14, Y1, Y1
+	VMAXPS Y14, Y2, Y2
+	VMAXPS Y14, Y3, Y3
+	VMAXPS Y14, Y4, Y4
+	VMAXPS Y14, Y5, Y5
+	VMAXPS Y14, Y6, Y6
+	VMAXPS Y14, Y7, Y7
+	VMAXPS Y14, Y8, Y8
+	VMAXPS Y14, Y9, Y9
+	VMAXPS Y14, Y10, Y10
+	VMAXPS Y14, Y11, Y11
+
+kernel6x16AVX2Ex_store:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	ADDQ DX, DI
