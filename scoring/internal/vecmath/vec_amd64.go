@@ -2,7 +2,11 @@
 
 package vecmath
 
-import "golang.org/x/sys/cpu"
+import (
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func sigmoidAVX512(x *float32, n int)
@@ -14,7 +18,7 @@ func tanhAVX512(x *float32, n int)
 func geluAVX512(dst, src *float32, n int)
 
 //go:noescape
-func meanVar16AVX512(x *float32, d int, idx *int32, out *[32]float32, fd float32)
+func meanVar16TAVX512(xt *float32, d int, out *[32]float32, fd float32)
 
 //go:noescape
 func normRowAVX512(x, y, xhat *float32, n int, mean, rstd float32, gain, bias *float32)
@@ -65,25 +69,46 @@ func geluVec(dst, src []float32) int {
 }
 
 // meanVarVec does the leading groups of 16 rows of RowMeanVar and returns
-// how many rows it did.
+// how many rows it did: each group is transposed into a scratch buffer
+// (value p of row l at p*16+l), then summed one contiguous vector per step.
 func meanVarVec(x []float32, d int, mean, variance []float32) int {
 	rows := len(mean)
-	if !hasAVX512 || d == 0 || int64(d)*16 > 1<<31-1 {
+	if !hasAVX512 || d == 0 || rows < 16 {
 		return 0
 	}
-	var idx [16]int32
-	for l := range idx {
-		idx[l] = int32(l * d)
+	bp := scratchPool.Get().(*[]float32)
+	defer scratchPool.Put(bp)
+	if cap(*bp) < 16*d {
+		*bp = make([]float32, 16*d)
 	}
+	xt := (*bp)[:16*d]
 	var out [32]float32
 	r := 0
 	for ; r+16 <= rows; r += 16 {
-		_ = x[(r+16)*d-1]
-		meanVar16AVX512(&x[r*d], d, &idx[0], &out, float32(d))
+		transpose16(xt, x[r*d:(r+16)*d], d)
+		meanVar16TAVX512(&xt[0], d, &out, float32(d))
 		copy(mean[r:r+16], out[:16])
 		copy(variance[r:r+16], out[16:])
 	}
 	return r
+}
+
+var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// transpose16 writes dst[p*16+l] = src[l*d+p] for l < 16 and p < d.
+func transpose16(dst, src []float32, d int) {
+	r0, r1, r2, r3 := src[:d], src[d:2*d], src[2*d:3*d], src[3*d:4*d]
+	r4, r5, r6, r7 := src[4*d:5*d], src[5*d:6*d], src[6*d:7*d], src[7*d:8*d]
+	r8, r9, r10, r11 := src[8*d:9*d], src[9*d:10*d], src[10*d:11*d], src[11*d:12*d]
+	r12, r13, r14, r15 := src[12*d:13*d], src[13*d:14*d], src[14*d:15*d], src[15*d:16*d]
+	dst = dst[:16*d]
+	for p := range r0 {
+		q := dst[p*16 : p*16+16 : p*16+16]
+		q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+		q[4], q[5], q[6], q[7] = r4[p], r5[p], r6[p], r7[p]
+		q[8], q[9], q[10], q[11] = r8[p], r9[p], r10[p], r11[p]
+		q[12], q[13], q[14], q[15] = r12[p], r13[p], r14[p], r15[p]
+	}
 }
 
 // normRowVec does the leading multiple of 16 values of NormRow and returns

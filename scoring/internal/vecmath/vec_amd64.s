@@ -288,52 +288,6 @@ gelu_loop:
 gelu_done:
 	RET
 
-// func meanVar16AVX512(x *float32, d int, idx *int32, out *[32]float32, fd float32)
-// For the 16 rows of d values at x + idx[l] (element offsets), lane l
-// computes, one rounding per step as a scalar loop does:
-// m = (x_0 + x_1 + ... + x_{d-1}) / d, then
-// v = ((x_0-m)*(x_0-m) + ... + (x_{d-1}-m)*(x_{d-1}-m)) / d,
-// and stores m in out[l] and v in out[16+l]. d > 0 and fd = float32(d).
-TEXT ·meanVar16AVX512(SB), NOSPLIT, $0-36
-	MOVQ x+0(FP), AX
-	MOVQ d+8(FP), CX
-	MOVQ idx+16(FP), BX
-	MOVQ out+24(FP), DI
-	VMOVDQU32 (BX), Z1
-	VPXORD Z2, Z2, Z2     // sum
-	MOVQ AX, SI
-	MOVQ CX, DX
-
-mv_sum:
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z1*4), K1, Z3
-	VADDPS Z3, Z2, Z2
-	ADDQ $4, SI
-	DECQ DX
-	JNZ mv_sum
-
-	VBROADCASTSS fd+32(FP), Z4
-	VDIVPS Z4, Z2, Z2     // mean
-	VPXORD Z5, Z5, Z5     // sum of squares
-	MOVQ AX, SI
-	MOVQ CX, DX
-
-mv_var:
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z1*4), K1, Z3
-	VSUBPS Z2, Z3, Z3
-	VMULPS Z3, Z3, Z3
-	VADDPS Z3, Z5, Z5
-	ADDQ $4, SI
-	DECQ DX
-	JNZ mv_var
-
-	VDIVPS Z4, Z5, Z5
-	VMOVUPS Z2, (DI)
-	VMOVUPS Z5, 64(DI)
-	VZEROUPPER
-	RET
-
 // func normRowAVX512(x, y, xhat *float32, n int, mean, rstd float32, gain, bias *float32)
 // For j < n (a multiple of 16): h = (x[j]-mean)*rstd; xhat[j] = h unless
 // xhat is nil; y[j] = h*gain[j] + bias[j], one rounding per operation.
@@ -370,5 +324,46 @@ nr_nohat:
 	JNZ nr_loop
 
 nr_done:
+	VZEROUPPER
+	RET
+
+// func meanVar16TAVX512(xt *float32, d int, out *[32]float32, fd float32)
+// For 16 rows of d values, transposed so that xt[p*16+l] is value p of row
+// l, lane l computes, one rounding per step as a scalar loop does:
+// m = (x_0 + x_1 + ... + x_{d-1}) / d, then
+// v = ((x_0-m)*(x_0-m) + ... + (x_{d-1}-m)*(x_{d-1}-m)) / d,
+// and stores m in out[l] and v in out[16+l]. d > 0 and fd = float32(d).
+TEXT ·meanVar16TAVX512(SB), NOSPLIT, $0-28
+	MOVQ xt+0(FP), AX
+	MOVQ d+8(FP), CX
+	MOVQ out+16(FP), DI
+	VBROADCASTSS fd+24(FP), Z4
+	VPXORD Z2, Z2, Z2
+	MOVQ AX, SI
+	MOVQ CX, DX
+
+mvt_sum:
+	VADDPS (SI), Z2, Z2
+	ADDQ $64, SI
+	DECQ DX
+	JNZ mvt_sum
+
+	VDIVPS Z4, Z2, Z2
+	VPXORD Z5, Z5, Z5
+	MOVQ AX, SI
+	MOVQ CX, DX
+
+mvt_var:
+	VMOVUPS (SI), Z3
+	VSUBPS Z2, Z3, Z3
+	VMULPS Z3, Z3, Z3
+	VADDPS Z3, Z5, Z5
+	ADDQ $64, SI
+	DECQ DX
+	JNZ mvt_var
+
+	VDIVPS Z4, Z5, Z5
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z5, 64(DI)
 	VZEROUPPER
 	RET
