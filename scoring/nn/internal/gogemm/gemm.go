@@ -122,14 +122,9 @@ func GemmWith(kn Kernel, transA, transB bool, m, n, k int, alpha float32, a []fl
 	if beta != 0 {
 		scaleC(m, n, beta, c, ldc)
 	}
-	bpp := packBPool.Get().(*[]float32)
-	defer packBPool.Put(bpp)
-	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
-	*bpp = bp
-	gemmBlocked(kn, m, n, k, stridedA(kn, transA, a, lda, alpha), beta == 0, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
-		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
-		return bp
-	}, nil)
+	panelB, done := packingB(kn, transB, b, ldb, k, n)
+	defer done()
+	gemmBlocked(kn, m, n, k, stridedA(kn, transA, a, lda, alpha), beta == 0, c, ldc, panelB, nil)
 }
 
 // stridedA packs blocks of alpha*op(A) for A stored in memory.
@@ -151,14 +146,9 @@ func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), trans
 		scaleC(m, n, 0, c, ldc)
 		return
 	}
-	bpp := packBPool.Get().(*[]float32)
-	defer packBPool.Put(bpp)
-	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
-	*bpp = bp
-	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, func(_, jc, pc, kb, nb int) []float32 {
-		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
-		return bp
-	}, nil)
+	panelB, done := packingB(kn, transB, b, ldb, k, n)
+	defer done()
+	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, panelB, nil)
 }
 
 // filledA packs blocks of a generated A: it has fill write up to MR rows
@@ -251,9 +241,23 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 	if beta != 0 {
 		scaleC(m, pb.n, beta, c, ldc)
 	}
-	gemmBlocked(pb.kn, m, pb.n, pb.k, stridedA(pb.kn, transA, a, lda, alpha), beta == 0, c, ldc, func(i, _, _, _, _ int) []float32 {
-		return pb.blocks[i]
-	}, nil)
+	gemmBlocked(pb.kn, m, pb.n, pb.k, stridedA(pb.kn, transA, a, lda, alpha), beta == 0, c, ldc, pb.panel, nil)
+}
+
+// panel is gemmBlocked's panelB for a packed B: the i-th block.
+func (p *PackedB) panel(i, _, _, _, _ int) []float32 { return p.blocks[i] }
+
+// packingB returns gemmBlocked's panelB for op(B) stored in memory (k×n,
+// or n×k if transB): each call packs the requested block into one pooled
+// buffer. done hands the buffer back.
+func packingB(kn Kernel, transB bool, b []float32, ldb, k, n int) (panelB func(i, jc, pc, kb, nb int) []float32, done func()) {
+	bpp := packBPool.Get().(*[]float32)
+	bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
+	*bpp = bp
+	return func(_, jc, pc, kb, nb int) []float32 {
+		packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
+		return bp
+	}, func() { packBPool.Put(bpp) }
 }
 
 // Epilogue is what GemmBias does to C after the product.
@@ -293,16 +297,11 @@ func GemmBias(kn Kernel, m, n, k int, a []float32, lda int, transB bool, b []flo
 	}
 	var panelB func(i, jc, pc, kb, nb int) []float32
 	if pb != nil {
-		panelB = func(i, _, _, _, _ int) []float32 { return pb.blocks[i] }
+		panelB = pb.panel
 	} else {
-		bpp := packBPool.Get().(*[]float32)
-		defer packBPool.Put(bpp)
-		bp := grow(*bpp, min(k, blockK)*min(roundUp(n, kn.NR), blockNPanels*kn.NR))
-		*bpp = bp
-		panelB = func(_, jc, pc, kb, nb int) []float32 {
-			packB(bp, transB, b, ldb, pc, jc, kb, nb, kn.NR)
-			return bp
-		}
+		var done func()
+		panelB, done = packingB(kn, transB, b, ldb, k, n)
+		defer done()
 	}
 	opt := &tileOpts{bias: ep.Bias, relu: ep.ReLU}
 	if kn.ex != nil {
@@ -327,6 +326,9 @@ type tileOpts struct {
 // applyEpilogue adds bias[j] (if bias is not nil) to column j of the
 // rows×cols block of C at c and then, with relu, takes max(v, 0).
 func applyEpilogue(c []float32, ldc, rows, cols int, bias []float32, relu bool) {
+	if bias == nil && !relu {
+		return
+	}
 	for i := 0; i < rows; i++ {
 		row := c[i*ldc : i*ldc+cols]
 		if bias != nil {
@@ -347,10 +349,14 @@ func applyEpilogue(c []float32, ldc, rows, cols int, bias []float32, relu bool) 
 // alpha*op(A) at (ic, pc) into buf.a, as packA does; panelB returns the
 // packed kb×nb block of op(B) at (pc, jc), the i-th block in loop order.
 //
-// opt, when not nil, adds the options of tileOpts.
+// opt, when not nil, adds the options of tileOpts (see macroKernel).
 func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, kb int), overwrite bool, c []float32, ldc int, panelB func(i, jc, pc, kb, nb int) []float32, opt *tileOpts) {
 	mr := kn.MR
 	mc, nc := blockMPanels*mr, blockNPanels*kn.NR
+	var o tileOpts
+	if opt != nil {
+		o = *opt
+	}
 	nthreads := Threads()
 	if float64(m)*float64(n)*float64(k) < 1<<18 {
 		nthreads = 1
@@ -367,12 +373,7 @@ func gemmBlocked(kn Kernel, m, n, k int, panelA func(buf *packBuf, ic, pc, mb, k
 				mb := min(mc, m-ic)
 				buf.a = grow(buf.a, roundUp(mb, mr)*kb)
 				buf.t = grow(buf.t, mr*kn.NR)
-				if opt == nil {
-					panelA(buf, ic, pc, mb, kb)
-					macroKernel(kn, buf.a, bp, buf.t, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0)
-					return
-				}
-				macroKernelEx(kn, buf, panelA, opt, ic, pc, jc, bp, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0, pc+kb == k)
+				macroKernel(kn, buf, panelA, o, ic, pc, jc, bp, c[ic*ldc+jc:], ldc, mb, nb, kb, overwrite && pc == 0, pc+kb == k)
 			}
 			if nthreads <= 1 || nBlocks == 1 {
 				buf := packPool.Get().(*packBuf)
@@ -488,43 +489,14 @@ func transpose8(dst []float32, ld int, src []float32, lds, kb int) {
 	}
 }
 
-// macroKernel multiplies a packed mb×kb A block by a packed kb×nb B block
-// and adds the result to the mb×nb block of C at c (row stride ldc), or
-// stores it there if store is set. tmp is an mr×nr scratch tile for
-// partial edge tiles.
-func macroKernel(kn Kernel, ap, bp, tmp, c []float32, ldc, mb, nb, kb int, store bool) {
-	mr, nr := kn.MR, kn.NR
-	for jr := 0; jr < nb; jr += nr {
-		cols := min(nr, nb-jr)
-		bpanel := bp[jr*kb : jr*kb+nr*kb]
-		for ir := 0; ir < mb; ir += mr {
-			rows := min(mr, mb-ir)
-			apanel := ap[ir*kb : ir*kb+mr*kb]
-			if rows == mr && cols == nr {
-				kn.fn(kb, apanel, bpanel, c[ir*ldc+jr:], ldc, store)
-				continue
-			}
-			kn.fn(kb, apanel, bpanel, tmp, nr, true)
-			for i := 0; i < rows; i++ {
-				dst := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+cols]
-				if store {
-					copy(dst, tmp[i*nr:i*nr+cols])
-					continue
-				}
-				for j := range dst {
-					dst[j] += tmp[i*nr+j]
-				}
-			}
-		}
-	}
-}
-
-// macroKernelEx is macroKernel with the options of opt, for the mb×kb
-// block of A at (ic, pc) and the kb×nb block of B at (pc, jc), packed in
-// bp; last says that this block ends the sum over k, so the epilogue is
-// due. Rows of A in full panels are read in place when opt.a is set, and
-// only the rest is packed into buf.a by panelA.
-func macroKernelEx(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb, kb int), opt *tileOpts, ic, pc, jc int, bp, c []float32, ldc, mb, nb, kb int, store, last bool) {
+// macroKernel multiplies the mb×kb block of A at (ic, pc) by the kb×nb
+// block of B at (pc, jc), packed in bp, and adds the result to the mb×nb
+// block of C at c (row stride ldc), or stores it there if store is set,
+// sweeping the kernel's MR×NR tiles (partial ones through the scratch tile
+// buf.t). A is packed into buf.a by panelA, except that the rows of full
+// panels are read in place when opt.a is set. last says that this block
+// ends the sum over k, so opt's epilogue is due.
+func macroKernel(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb, kb int), opt tileOpts, ic, pc, jc int, bp, c []float32, ldc, mb, nb, kb int, store, last bool) {
 	mr, nr := kn.MR, kn.NR
 	direct := 0 // rows read in place
 	if opt.a != nil {
@@ -563,9 +535,7 @@ func macroKernelEx(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb
 			if rows == mr && cols == nr {
 				if kn.ex == nil {
 					kn.fn(kb, apanel, bpanel, ct, ldc, store)
-					if last {
-						applyEpilogue(ct, ldc, rows, cols, tb, relu)
-					}
+					applyEpilogue(ct, ldc, rows, cols, tb, relu)
 					continue
 				}
 				f := flags
@@ -593,9 +563,7 @@ func macroKernelEx(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb
 					dst[j] += tmp[i*nr+j]
 				}
 			}
-			if last {
-				applyEpilogue(ct, ldc, rows, cols, tb, relu)
-			}
+			applyEpilogue(ct, ldc, rows, cols, tb, relu)
 		}
 	}
 }
