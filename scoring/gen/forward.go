@@ -15,6 +15,15 @@ func norm(ln *nn.LayerNorm, x *nn.Tensor, keep bool) (*nn.Tensor, *nn.LayerNormC
 	return ln.Apply(x), nil
 }
 
+// selfAttend is a.SelfForward(x, pad, causal), with the cache for
+// backward only with keep (Apply otherwise).
+func selfAttend(a *nn.MultiHeadAttention, x *nn.Tensor, pad []bool, causal, keep bool) (*nn.Tensor, *nn.AttentionCache) {
+	if keep {
+		return a.SelfForward(x, pad, causal)
+	}
+	return a.Apply(x, x, pad, causal), nil
+}
+
 // encCache holds what EncoderLayer.backward needs.
 type encCache struct {
 	c1, c2 *nn.LayerNormCache
@@ -28,13 +37,7 @@ type encCache struct {
 // is released. x itself is neither needed later nor released.
 func (l *EncoderLayer) forward(x *nn.Tensor, pad []bool, keep bool) (*nn.Tensor, *encCache) {
 	h1, c1 := norm(l.LN1, x, keep)
-	var a *nn.Tensor
-	var ac *nn.AttentionCache
-	if keep {
-		a, ac = l.Att.SelfForward(h1, pad, false)
-	} else {
-		a = l.Att.Apply(h1, h1, pad, false)
-	}
+	a, ac := selfAttend(l.Att, h1, pad, false, keep)
 	a.AddInPlace(x)
 	h2, c2 := norm(l.LN2, a, keep)
 	f, fc := l.FF.Forward(h2)
@@ -97,13 +100,9 @@ func (l *DecoderLayer) forward(y *nn.Tensor, mem memory, keep bool) (*nn.Tensor,
 	h1, c1 := norm(l.LN1, y, keep)
 	// Padded target steps come after the real ones, so the causal mask
 	// alone keeps real steps from seeing them.
-	var a, x *nn.Tensor
-	var sc, cc *nn.AttentionCache
-	if keep {
-		a, sc = l.Self.SelfForward(h1, nil, true)
-	} else {
-		a = l.Self.Apply(h1, h1, nil, true)
-	}
+	a, sc := selfAttend(l.Self, h1, nil, true, keep)
+	var x *nn.Tensor
+	var cc *nn.AttentionCache
 	a.AddInPlace(y)
 	h2, c2 := norm(l.LN2, a, keep)
 	switch {

@@ -49,7 +49,9 @@ func (ln *LayerNorm) Forward(x *Tensor) (*Tensor, *LayerNormCache) {
 // bit for bit, with one pass less over memory.
 func (ln *LayerNorm) Apply(x *Tensor) *Tensor {
 	y := newTensorUninit(x.Shape...)
-	ln.normalize(x.Data, y.Data, nil, make([]float32, ln.rows(x)))
+	rstd := getBuf(ln.rows(x), false)
+	ln.normalize(x.Data, y.Data, nil, rstd)
+	putBuf(rstd)
 	return y
 }
 
