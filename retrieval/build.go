@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 
 	"github.com/ctxsim/ctxsim/schemas"
 )
@@ -144,6 +147,10 @@ func (w *ShardWriter) Close() (ShardMeta, error) {
 		w.Abort()
 		return ShardMeta{}, err
 	}
+	if err := mergeSegments(w.idx); err != nil {
+		w.Abort()
+		return ShardMeta{}, fmt.Errorf("merge shard %d: %w", w.meta.Shard, err)
+	}
 	b, err := json.Marshal(w.meta)
 	if err != nil {
 		w.Abort()
@@ -166,6 +173,22 @@ func (w *ShardWriter) Close() (ShardMeta, error) {
 	sm := w.meta
 	sm.Files, err = ShardFiles(w.final)
 	return sm, err
+}
+
+// mergeSegments merges the shard's segments into one. Each batch adds a
+// segment, and a search looks every query term up in every segment's
+// dictionary and reads every segment's postings: on a shard of a million
+// chunks left as 101 segments, that was most of a query's time.
+func mergeSegments(idx bleve.Index) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return err
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	return sc.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions)
 }
 
 // Abort discards the shard being built.

@@ -11,7 +11,9 @@ import (
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/ctxsim/ctxsim/schemas"
 )
@@ -39,10 +41,12 @@ type Index struct {
 	// than this also search the unigram field, when the index has one.
 	MinBigrams int
 	// BleveCollector makes each shard's top-K search go through bleve's own
-	// top-N collector sorted by (-_score, _id), which reads and compares the
-	// chunk ID of every matching chunk. The default collector (topN) returns
-	// the same hits, scores and order several times faster; this one is kept
-	// to check it against.
+	// searcher and top-N collector sorted by (-_score, _id), which merges
+	// the postings lists document at a time and reads and compares the chunk
+	// ID of every match. The default (accumulateTop) scores term at a time
+	// and returns the same hits and scores several times faster (for long
+	// queries, the same up to the last bits of a score); this one is kept to
+	// check it against.
 	BleveCollector bool
 }
 
@@ -73,6 +77,10 @@ func Open(dir string) (*Index, error) {
 			return nil, fmt.Errorf("open shard %s: %w", p, err)
 		}
 		ix.shards = append(ix.shards, sh)
+		if im, ok := sh.Mapping().(*mapping.IndexMappingImpl); ok && im.ScoringModel != "" && im.ScoringModel != index.TFIDFScoring {
+			ix.Close()
+			return nil, fmt.Errorf("shard %s scores with %q; retrieval supports TF-IDF only", p, im.ScoringModel)
+		}
 		sm, err := shardMetaOf(p, sh)
 		if err != nil {
 			ix.Close()
@@ -128,18 +136,100 @@ func (ix *Index) bigramTerms(text string) []term {
 	return ts
 }
 
-// preSearch returns the query terms with their document frequencies per
-// shard and in total. When the index has unigrams and fewer than MinBigrams
-// of the query's bigrams occur anywhere in the index (a short or unusual
-// sentence), the query's unigrams are added.
-func (ix *Index) preSearch(ctx context.Context, text string) ([]term, [][]uint64, []uint64, error) {
+// postings is a query's terms opened on one shard: a reader of the shard
+// and each term's postings reader, whose Count is the term's document
+// frequency in the shard. Each term is looked up in the shard's dictionary
+// once, for its frequency and its postings both.
+type postings struct {
+	r    index.IndexReader
+	tfrs []index.TermFieldReader
+}
+
+// close closes the postings readers and the reader.
+func (p *postings) close() error {
+	if p == nil {
+		return nil
+	}
+	var first error
+	for _, t := range p.tfrs {
+		if err := t.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := p.r.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// closePostings closes one query's postings on every shard.
+func closePostings(ps []*postings) {
+	for _, p := range ps {
+		p.close()
+	}
+}
+
+// openTerms opens terms on every shard, appending to ps (nil: new readers),
+// and returns each term's document frequency per shard and in total.
+func (ix *Index) openTerms(ctx context.Context, ps []*postings, terms []term) (_ []*postings, local [][]uint64, global []uint64, err error) {
+	if ps == nil {
+		ps = make([]*postings, len(ix.shards))
+	}
+	local = make([][]uint64, len(ix.shards))
+	global = make([]uint64, len(terms))
+	for s := range ix.shards {
+		if ps[s], err = ix.openShardTerms(ctx, s, ps[s], terms); err != nil {
+			closePostings(ps)
+			return nil, nil, nil, err
+		}
+		p := ps[s]
+		local[s] = make([]uint64, len(terms))
+		for t, tfr := range p.tfrs[len(p.tfrs)-len(terms):] {
+			local[s][t] = tfr.Count()
+			global[t] += local[s][t]
+		}
+	}
+	return ps, local, global, nil
+}
+
+// openShardTerms opens terms on shard s, appending them to p (nil: a new
+// reader).
+func (ix *Index) openShardTerms(ctx context.Context, s int, p *postings, terms []term) (_ *postings, err error) {
+	defer ix.corrupt(s, &err)
+	if p == nil {
+		adv, err := ix.shards[s].Advanced()
+		if err != nil {
+			return nil, err
+		}
+		r, err := adv.Reader()
+		if err != nil {
+			return nil, err
+		}
+		p = &postings{r: r}
+	}
+	for _, t := range terms {
+		tfr, err := p.r.TermFieldReader(ctx, []byte(t.text), t.field, true, true, false)
+		if err != nil {
+			return p, err
+		}
+		p.tfrs = append(p.tfrs, tfr)
+	}
+	return p, nil
+}
+
+// preSearch returns the query terms, opened on every shard (the caller
+// closes them), with their document frequencies per shard and in total.
+// When the index has unigrams and fewer than MinBigrams of the query's
+// bigrams occur anywhere in the index (a short or unusual sentence), the
+// query's unigrams are added.
+func (ix *Index) preSearch(ctx context.Context, text string) ([]term, []*postings, [][]uint64, []uint64, error) {
 	terms := ix.bigramTerms(text)
-	local, global, err := ix.docFreqs(ctx, terms)
+	ps, local, global, err := ix.openTerms(ctx, nil, terms)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if !ix.Meta.Unigrams {
-		return terms, local, global, nil
+		return terms, ps, local, global, nil
 	}
 	found := 0
 	for _, n := range global {
@@ -148,37 +238,20 @@ func (ix *Index) preSearch(ctx context.Context, text string) ([]term, [][]uint64
 		}
 	}
 	if found >= ix.MinBigrams {
-		return terms, local, global, nil
+		return terms, ps, local, global, nil
 	}
 	var uni []term
 	for _, u := range ix.an.Unigrams(text) {
 		uni = append(uni, term{UnigramField, u})
 	}
-	ul, ug, err := ix.docFreqs(ctx, uni)
+	ps, ul, ug, err := ix.openTerms(ctx, ps, uni)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	for s := range local {
 		local[s] = append(local[s], ul[s]...)
 	}
-	return append(terms, uni...), local, append(global, ug...), nil
-}
-
-// docFreqs returns each term's document frequency in each shard and in all.
-func (ix *Index) docFreqs(ctx context.Context, terms []term) ([][]uint64, []uint64, error) {
-	local := make([][]uint64, len(ix.shards))
-	global := make([]uint64, len(terms))
-	for s, sh := range ix.shards {
-		df, err := ix.shardDocFreqs(ctx, s, sh, terms)
-		if err != nil {
-			return nil, nil, err
-		}
-		local[s] = df
-		for t, n := range df {
-			global[t] += n
-		}
-	}
-	return local, global, nil
+	return append(terms, uni...), ps, local, append(global, ug...), nil
 }
 
 // Search returns the top k chunks for text, best first, leaving out the
@@ -194,10 +267,11 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	if k <= 0 {
 		return nil, 0, nil
 	}
-	terms, local, global, err := ix.preSearch(ctx, text)
+	terms, ps, local, global, err := ix.preSearch(ctx, text)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer closePostings(ps)
 	if len(terms) == 0 {
 		return nil, 0, nil
 	}
@@ -220,8 +294,9 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	size := k + len(ex)
 
 	type result struct {
-		hits []schemas.Hit
-		err  error
+		hits    []schemas.Hit
+		ordered bool
+		err     error
 	}
 	results := make([]result, len(ix.shards))
 	var wg sync.WaitGroup
@@ -232,8 +307,8 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
-			hits, err := ix.searchShard(ctx, s, terms, local[s], gidf, gnorm, size)
-			results[s] = result{hits, err}
+			hits, ordered, err := ix.searchShard(ctx, s, terms, ps[s], local[s], gidf, gnorm, size)
+			results[s] = result{hits, ordered, err}
 		}(s)
 	}
 	wg.Wait()
@@ -259,7 +334,17 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	if len(all) == 0 {
 		return nil, excluded, nil
 	}
-	sortHits(all)
+	// One shard's hits may already be in their final order.
+	shards, ordered := 0, true
+	for _, r := range results {
+		if len(r.hits) > 0 {
+			shards++
+			ordered = ordered && r.ordered
+		}
+	}
+	if shards > 1 || !ordered {
+		sortHits(all)
+	}
 	if len(all) > k {
 		all = all[:k]
 	}
@@ -298,40 +383,64 @@ func sortHits(hits []schemas.Hit) {
 // boost = G²/L² gives boost·idf·idf = G², so the shard's score is
 // qnorm_s · coord · Σ G²·tf·norm. Dividing by qnorm_s and multiplying by
 // 1/sqrt(Σ G²) gives the single-index score.
-func (ix *Index) searchShard(ctx context.Context, s int, terms []term, df []uint64,
-	gidf []float64, gnorm float64, size int) (_ []schemas.Hit, err error) {
+func (ix *Index) searchShard(ctx context.Context, s int, terms []term, p *postings, df []uint64,
+	gidf []float64, gnorm float64, size int) (_ []schemas.Hit, ordered bool, err error) {
 	defer ix.corrupt(s, &err)
 	n := ix.docCount[s]
-	clauses := make([]query.Query, len(terms))
+	boosts := make([]float64, len(terms))
 	var wsum float64
-	for t, tm := range terms {
+	for t := range terms {
 		l := idf(n, df[t])
-		boost := (gidf[t] * gidf[t]) / (l * l)
-		w := boost * l
+		boosts[t] = (gidf[t] * gidf[t]) / (l * l)
+		w := boosts[t] * l
 		wsum += w * w
-		tq := bleve.NewTermQuery(tm.text)
-		tq.SetField(tm.field)
-		tq.SetBoost(boost)
-		clauses[t] = tq
 	}
 	qnorm := 1 / math.Sqrt(wsum)
-	q := bleve.NewDisjunctionQuery(clauses...)
 	var top []shardHit
+	var ranked bool
 	if ix.BleveCollector {
-		top, err = bleveTop(ctx, ix.shards[s], q, size)
+		clauses := make([]query.Query, len(terms))
+		for t, tm := range terms {
+			tq := bleve.NewTermQuery(tm.text)
+			tq.SetField(tm.field)
+			tq.SetBoost(boosts[t])
+			clauses[t] = tq
+		}
+		top, err = bleveTop(ctx, ix.shards[s], bleve.NewDisjunctionQuery(clauses...), size)
 	} else {
-		top, err = topN(ctx, ix.shards[s], q, size, &ix.ids[s])
+		top, ranked, err = accumulateTop(ctx, p, boosts, size, &ix.ids[s])
 	}
 	if err != nil {
-		return nil, fmt.Errorf("search shard %d: %w", s, err)
+		return nil, false, fmt.Errorf("search shard %d: %w", s, err)
 	}
 	scale := gnorm / qnorm
 	hits := make([]schemas.Hit, len(top))
 	for i, h := range top {
 		hits[i] = schemas.Hit{ChunkID: h.id, Score: float32(h.score * scale)}
 	}
-	return hits, nil
+	if !ranked {
+		return hits, false, nil
+	}
+	// Rounding to float32 joins some distinct scores into ties: order each
+	// run of equal scores by the ranks of the IDs, as sortHits would by
+	// the IDs.
+	for i := 0; i < len(hits); {
+		j := i + 1
+		for j < len(hits) && hits[j].Score == hits[i].Score {
+			j++
+		}
+		if j-i > 1 && !slices.IsSortedFunc(top[i:j], byRank) {
+			slices.SortFunc(top[i:j], byRank)
+			for x := i; x < j; x++ {
+				hits[x].ChunkID = top[x].id // the run's scores are equal
+			}
+		}
+		i = j
+	}
+	return hits, true, nil
 }
+
+func byRank(a, b shardHit) int { return cmp.Compare(a.rank, b.rank) }
 
 // idf is bleve's TF-IDF inverse document frequency.
 func idf(docs, docFreq uint64) float64 {
@@ -346,29 +455,4 @@ func (ix *Index) corrupt(s int, err *error) {
 		*err = fmt.Errorf("index shard %s is damaged (reading it failed: %v); rebuild the index",
 			filepath.Join(ix.dir, ShardDir(s, len(ix.shards))), r)
 	}
-}
-
-// shardDocFreqs returns, for each term, the number of chunks of shard s
-// (sh) that contain it.
-func (ix *Index) shardDocFreqs(ctx context.Context, s int, sh bleve.Index, terms []term) (_ []uint64, err error) {
-	defer ix.corrupt(s, &err)
-	adv, err := sh.Advanced()
-	if err != nil {
-		return nil, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	out := make([]uint64, len(terms))
-	for i, t := range terms {
-		tfr, err := r.TermFieldReader(ctx, []byte(t.text), t.field, false, false, false)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = tfr.Count()
-		tfr.Close()
-	}
-	return out, nil
 }

@@ -5,21 +5,23 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
-// shardHit is one hit of one shard, with bleve's score for that shard.
+// shardHit is one hit of one shard, with bleve's score for that shard, and
+// where known the rank of its ID in byte order among the shard's IDs.
 type shardHit struct {
 	id    string
 	score float64
+	rank  uint32
 }
 
 // compareShardHits orders hits best first: by score, descending, then by
@@ -42,106 +44,55 @@ func bleveTop(ctx context.Context, sh bleve.Index, q query.Query, size int) ([]s
 	}
 	out := make([]shardHit, len(res.Hits))
 	for i, h := range res.Hits {
-		out[i] = shardHit{h.ID, h.Score}
+		out[i] = shardHit{id: h.ID, score: h.Score}
 	}
 	return out, nil
 }
 
-// checkDoneEvery is how many matches topN scores between looks at ctx, as
-// bleve's collector does.
-const checkDoneEvery = 1024
-
-// topN returns what bleveTop returns, faster. It runs q's searcher over sh
-// itself, exactly as bleve's search request builds it (same query, reader,
-// mapping, scoring model and searcher options, so the same scores, bit for
-// bit), and keeps the best matches by score and internal document number
-// alone (see topScores). Only the survivors, at least size of them, have
-// their chunk IDs read, and are then sorted by (-score, ID) and cut to size.
-// bleve's collector instead reads and compares the ID of every match.
-//
-// With a table (non-nil ids), the survivors' chunk IDs come from it instead
-// of from the index, one array read each.
-func topN(ctx context.Context, sh bleve.Index, q query.Query, size int, ids *idTable) (_ []shardHit, err error) {
-	adv, err := sh.Advanced()
-	if err != nil {
-		return nil, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	m := sh.Mapping()
-	// bleve's search request tells the term searchers the mapping's scoring
-	// model this way; "" and "tfidf" both mean TF-IDF.
-	var model string
-	if im, ok := m.(*mapping.IndexMappingImpl); ok {
-		model = im.ScoringModel
-	}
-	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey,
-		search.GetScoringModelCallbackFn(func() string { return model }))
-	sr, err := q.Searcher(ctx, r, m, search.SearcherOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := sr.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	sctx := &search.SearchContext{
-		DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize()+1, 0),
-		IndexReader:       r,
-	}
-	// Count is the sum of the terms' document frequencies: at least the
-	// number of matches.
-	top := topScores{k: size, heap: make([]scoredDoc, 0, min(uint64(size), sr.Count()))}
-	for n := 0; ; n++ {
-		if n%checkDoneEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		d, err := sr.Next(sctx)
-		if err != nil {
-			return nil, err
-		}
-		if d == nil {
-			break
-		}
-		if len(d.IndexInternalID) != 8 {
-			return nil, fmt.Errorf("internal document ID of %d bytes, want 8", len(d.IndexInternalID))
-		}
-		top.add(d.Score, binary.BigEndian.Uint64(d.IndexInternalID))
-		sctx.DocumentMatchPool.Put(d)
-	}
-	// Sort the survivors by score, best first, read their IDs, then order
-	// each run of equal scores by ID: string comparisons only among ties.
-	kept := top.survivors()
-	slices.SortFunc(kept, func(a, b scoredDoc) int { return cmp.Compare(b.score, a.score) })
-	out := make([]shardHit, len(kept))
-	var table []string
+// rankSurvivors returns the survivors kept (see keepTop) as hits, best
+// first, ties by chunk ID, cut to size. With a table (non-nil ids), they are
+// sorted once by score and the rank of their IDs, integers both, their IDs
+// read from the table, and the hits carry the ranks (ranked). Without one,
+// they are sorted by score, their IDs read from the index through r, and
+// then each run of equal scores ordered by ID.
+func rankSurvivors(r index.IndexReader, kept []scoredDoc, size int, ids *idTable) (_ []shardHit, ranked bool, err error) {
+	var table *idTable
 	if ids != nil {
 		if table, err = ids.get(r); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
+	if table != nil && table.holds(kept) {
+		rs := make([]rankedDoc, len(kept))
+		for i, c := range kept {
+			rs[i] = rankedDoc{c.score, table.rank[c.doc], c.doc}
+		}
+		slices.SortFunc(rs, func(a, b rankedDoc) int {
+			switch {
+			case a.score > b.score:
+				return -1
+			case a.score < b.score:
+				return 1
+			}
+			return cmp.Compare(a.rank, b.rank)
+		})
+		rs = rs[:min(size, len(rs))]
+		out := make([]shardHit, len(rs))
+		for i, c := range rs {
+			out[i] = shardHit{table.id(c.doc), c.score, c.rank}
+		}
+		return out, true, nil
+	}
+	slices.SortFunc(kept, func(a, b scoredDoc) int { return cmp.Compare(b.score, a.score) })
+	out := make([]shardHit, len(kept))
 	var buf [8]byte
 	for i, c := range kept {
-		var id string
-		if c.doc < uint64(len(table)) && table[c.doc] != "" {
-			id = table[c.doc]
-		} else {
-			binary.BigEndian.PutUint64(buf[:], c.doc)
-			if id, err = r.ExternalID(buf[:]); err != nil {
-				return nil, err
-			}
+		binary.BigEndian.PutUint64(buf[:], c.doc)
+		id, err := r.ExternalID(buf[:])
+		if err != nil {
+			return nil, false, err
 		}
-		out[i] = shardHit{id, c.score}
+		out[i] = shardHit{id: id, score: c.score}
 	}
 	for i := 0; i < len(out) && i < size; {
 		j := i + 1
@@ -153,18 +104,32 @@ func topN(ctx context.Context, sh bleve.Index, q query.Query, size int, ids *idT
 		}
 		i = j
 	}
-	return out[:min(size, len(out))], nil
+	return out[:min(size, len(out))], false, nil
+}
+
+// rankedDoc is a survivor with the rank of its chunk ID.
+type rankedDoc struct {
+	score float64
+	rank  uint32
+	doc   uint64
 }
 
 // idTable holds the chunk ID of every document of a read-only shard by its
-// internal document number, read once: reading IDs from the index for the
-// thousands of survivors of every query was a quarter of a top-20,000
-// search. The numbers stay valid because the shard is opened read-only, so
-// every reader of it sees the same segments.
+// internal document number, and each ID's rank in byte order, read once:
+// reading IDs from the index for the thousands of survivors of every query
+// was a quarter of a top-20,000 search, and comparing them as strings to
+// order tied scores a tenth. The numbers stay valid because the shard is
+// opened read-only, so every reader of it sees the same segments. The IDs
+// are kept in one byte slice, which holds no pointers for the garbage
+// collector to scan.
 type idTable struct {
 	once sync.Once
-	ids  []string
+	tab  *idTable // the table read by get; nil: none
 	err  error
+
+	blob []byte   // every ID, concatenated
+	off  []uint32 // doc d's ID is blob[off[d]:off[d+1]]; empty: no document d
+	rank []uint32 // doc d's position among the IDs in byte order
 }
 
 // maxIDTableSlack bounds the table's length as a multiple of the documents
@@ -172,14 +137,33 @@ type idTable struct {
 // deletions) gets no table, and its IDs are read from the index.
 const maxIDTableSlack = 4
 
-// get returns the table, reading every document's ID through r the first
-// time.
-func (t *idTable) get(r index.IndexReader) ([]string, error) {
-	t.once.Do(func() { t.ids, t.err = readIDTable(r) })
-	return t.ids, t.err
+// get returns the table (nil if the shard gets none), reading every
+// document's ID through r the first time.
+func (t *idTable) get(r index.IndexReader) (*idTable, error) {
+	t.once.Do(func() { t.tab, t.err = readIDTable(r) })
+	return t.tab, t.err
 }
 
-func readIDTable(r index.IndexReader) (_ []string, err error) {
+// id returns document doc's chunk ID, "" if the table has none. The string
+// shares the table's memory.
+func (t *idTable) id(doc uint64) string {
+	if doc+1 >= uint64(len(t.off)) || t.off[doc] == t.off[doc+1] {
+		return ""
+	}
+	return unsafe.String(&t.blob[t.off[doc]], t.off[doc+1]-t.off[doc])
+}
+
+// holds reports whether the table has the ID of every doc in ds.
+func (t *idTable) holds(ds []scoredDoc) bool {
+	for _, d := range ds {
+		if d.doc+1 >= uint64(len(t.off)) || t.off[d.doc] == t.off[d.doc+1] {
+			return false
+		}
+	}
+	return true
+}
+
+func readIDTable(r index.IndexReader) (_ *idTable, err error) {
 	all, err := r.DocIDReaderAll()
 	if err != nil {
 		return nil, err
@@ -193,7 +177,8 @@ func readIDTable(r index.IndexReader) (_ []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, n)
+	t := &idTable{off: make([]uint32, 1, n+1)}
+	var docs []uint64
 	for {
 		internal, err := all.Next()
 		if err != nil {
@@ -206,19 +191,29 @@ func readIDTable(r index.IndexReader) (_ []string, err error) {
 			return nil, fmt.Errorf("internal document ID of %d bytes, want 8", len(internal))
 		}
 		doc := binary.BigEndian.Uint64(internal)
-		if doc >= maxIDTableSlack*(n+1024) {
+		if doc >= maxIDTableSlack*(n+1024) || doc+1 < uint64(len(t.off)) {
 			return nil, nil
 		}
 		id, err := r.ExternalID(internal)
 		if err != nil {
 			return nil, err
 		}
-		if doc >= uint64(len(ids)) {
-			ids = append(ids, make([]string, doc+1-uint64(len(ids)))...)
+		if uint64(len(t.blob))+uint64(len(id)) > math.MaxUint32 {
+			return nil, nil
 		}
-		ids[doc] = id
+		for uint64(len(t.off)) <= doc {
+			t.off = append(t.off, uint32(len(t.blob)))
+		}
+		t.blob = append(t.blob, id...)
+		t.off = append(t.off, uint32(len(t.blob)))
+		docs = append(docs, doc)
 	}
-	return ids, nil
+	slices.SortFunc(docs, func(a, b uint64) int { return strings.Compare(t.id(a), t.id(b)) })
+	t.rank = make([]uint32, len(t.off)-1)
+	for i, d := range docs {
+		t.rank[d] = uint32(i)
+	}
+	return t, nil
 }
 
 // scoredDoc is a match by internal document number.
@@ -227,75 +222,69 @@ type scoredDoc struct {
 	doc   uint64
 }
 
-// topScores keeps, of the matches added, every one whose score is at least
-// the k-th best score: the k-th best and all that tie with it at the cut,
-// so that sorting the survivors by (-score, ID) and cutting to k gives the
-// top k by (-score, ID) without knowing any ID while matches stream by.
-//
-// heap is a min-heap on score of at most k matches. Once it is full, ties
-// holds the matches outside it whose score equals its minimum (the cut);
-// they are dropped when the cut rises above them.
-type topScores struct {
-	k    int
-	heap []scoredDoc
-	ties []scoredDoc
+// keepTop reorders ds so that its first n elements are exactly those whose
+// score is at least the k-th best score: the best k and every one tied with
+// the k-th at the cut, so that sorting them by (-score, ID) and cutting to k
+// gives the top k by (-score, ID) without knowing any ID. It returns that
+// prefix. scores is scratch space, grown if needed and returned.
+func keepTop(ds []scoredDoc, k int, scores []float64) ([]scoredDoc, []float64) {
+	if k <= 0 {
+		return ds[:0], scores
+	}
+	if len(ds) <= k {
+		return ds, scores
+	}
+	scores = scores[:0]
+	for _, d := range ds {
+		scores = append(scores, d.score)
+	}
+	cut := kthLargest(scores, k)
+	n := 0
+	for _, d := range ds {
+		if d.score >= cut {
+			ds[n] = d
+			n++
+		}
+	}
+	return ds[:n], scores
 }
 
-func (t *topScores) add(score float64, doc uint64) {
-	if t.k <= 0 {
-		return
-	}
-	h := t.heap
-	if len(h) < t.k {
-		h = append(h, scoredDoc{score, doc})
-		// Sift up.
-		i := len(h) - 1
-		for i > 0 {
-			p := (i - 1) / 2
-			if h[p].score <= h[i].score {
-				break
+// kthLargest returns the k-th largest of xs (1 ≤ k ≤ len(xs)), reordering
+// xs: quickselect with the median of three as pivot, and a sort for short
+// ranges.
+func kthLargest(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	want := k - 1 // index of the answer in descending order
+	for hi-lo > 16 {
+		mid := lo + (hi-lo)/2
+		a, b, c := xs[lo], xs[mid], xs[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		// Three-way partition, descending: [lo,i) > pivot, [i,j) == pivot,
+		// (g,hi] < pivot.
+		i, j, g := lo, lo, hi
+		for j <= g {
+			switch x := xs[j]; {
+			case x > pivot:
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j++
+			case x < pivot:
+				xs[j], xs[g] = xs[g], xs[j]
+				g--
+			default:
+				j++
 			}
-			h[p], h[i] = h[i], h[p]
-			i = p
 		}
-		t.heap = h
-		return
-	}
-	cut := h[0].score
-	switch {
-	case score < cut:
-		return
-	case score == cut:
-		t.ties = append(t.ties, scoredDoc{score, doc})
-		return
-	}
-	out := h[0]
-	h[0] = scoredDoc{score, doc}
-	// Sift down.
-	i, n := 0, len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+		switch {
+		case want < i:
+			hi = i - 1
+		case want < j:
+			return pivot
+		default:
+			lo = j
 		}
-		c := l
-		if r := l + 1; r < n && h[r].score < h[l].score {
-			c = r
-		}
-		if h[i].score <= h[c].score {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
 	}
-	if h[0].score == out.score {
-		t.ties = append(t.ties, out)
-	} else {
-		t.ties = t.ties[:0]
-	}
-}
-
-// survivors returns the matches kept, in no particular order.
-func (t *topScores) survivors() []scoredDoc {
-	return append(t.heap, t.ties...)
+	part := xs[lo : hi+1]
+	slices.SortFunc(part, func(a, b float64) int { return cmp.Compare(b, a) })
+	return part[want-lo]
 }

@@ -188,7 +188,7 @@ func collector(ix *retrieval.Index) string {
 	if ix.BleveCollector {
 		return "bleve"
 	}
-	return "topn"
+	return "accumulate"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
