@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -587,6 +588,45 @@ func TestShardIsOneSegment(t *testing.T) {
 		}
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("query %d: hits differ between the two builds", q)
+		}
+	}
+}
+
+// TestSortRankedIsSortByScoreThenRank checks the radix sort against a
+// comparison sort, with ties, zero scores, and a negative score that sends
+// it to the comparison sort.
+func TestSortRankedIsSortByScoreThenRank(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	for trial := 0; trial < 300; trial++ {
+		n := r.Intn(3000)
+		rs := make([]rankedDoc, n)
+		perm := r.Perm(n * 3) // distinct ranks, as a table's are
+		shift := uint(r.Intn(12))
+		for i := range rs {
+			var score float64
+			switch trial % 3 {
+			case 0:
+				score = float64(r.Intn(5)) / 3 // ties, and zeros
+			case 1:
+				score = r.Float64() * math.Pow(10, float64(r.Intn(10)-5))
+			default:
+				score = 1 + float64(r.Intn(1000))*1e-15 // last-bit differences
+			}
+			rs[i] = rankedDoc{score, uint32(perm[i]) << shift, uint64(i)}
+		}
+		if trial == 7 && n > 0 {
+			rs[0].score = -1
+		}
+		want := slices.Clone(rs)
+		slices.SortFunc(want, func(a, b rankedDoc) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.rank, b.rank)
+		})
+		got := sortRanked(rs, make([]rankedDoc, n))
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n=%d): radix order differs from the comparison sort", trial, n)
 		}
 	}
 }

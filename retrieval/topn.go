@@ -67,15 +67,7 @@ func rankSurvivors(r index.IndexReader, kept []scoredDoc, size int, ids *idTable
 		for i, c := range kept {
 			rs[i] = rankedDoc{c.score, table.rank[c.doc], c.doc}
 		}
-		slices.SortFunc(rs, func(a, b rankedDoc) int {
-			switch {
-			case a.score > b.score:
-				return -1
-			case a.score < b.score:
-				return 1
-			}
-			return cmp.Compare(a.rank, b.rank)
-		})
+		rs = sortRanked(rs, make([]rankedDoc, len(rs)))
 		rs = rs[:min(size, len(rs))]
 		out := make([]shardHit, len(rs))
 		for i, c := range rs {
@@ -112,6 +104,65 @@ type rankedDoc struct {
 	score float64
 	rank  uint32
 	doc   uint64
+}
+
+// sortRanked sorts rs by score, best first, then by rank, using buf (as
+// long as rs) as scratch, and returns the sorted slice (rs or buf). Scores
+// that are all positive or +0 are sorted as their bit patterns, which order
+// them alike: a least-significant-digit radix sort over the rank, then the
+// score, 11 bits a pass, skipping digits that no two elements differ in.
+// Other scores are sorted by comparison.
+func sortRanked(rs, buf []rankedDoc) []rankedDoc {
+	var or, and uint64 = 0, ^uint64(0)
+	var rankOr uint32
+	for _, r := range rs {
+		if r.score < 0 || math.Signbit(r.score) || r.score != r.score {
+			slices.SortFunc(rs, func(a, b rankedDoc) int {
+				if c := cmp.Compare(b.score, a.score); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.rank, b.rank)
+			})
+			return rs
+		}
+		bits := math.Float64bits(r.score)
+		or |= bits
+		and &= bits
+		rankOr |= r.rank
+	}
+	const digit = 11
+	var count [1 << digit]int
+	src, dst := rs, buf
+	pass := func(key func(r *rankedDoc) uint64, shift uint) {
+		count = [1 << digit]int{}
+		for i := range src {
+			count[(key(&src[i])>>shift)&(1<<digit-1)]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i := range src {
+			d := (key(&src[i]) >> shift) & (1<<digit - 1)
+			dst[count[d]] = src[i]
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	rank := func(r *rankedDoc) uint64 { return uint64(r.rank) }
+	for shift := uint(0); shift < 32 && rankOr>>shift != 0; shift += digit {
+		pass(rank, shift)
+	}
+	// Best first: the score's bits inverted, ascending.
+	score := func(r *rankedDoc) uint64 { return ^math.Float64bits(r.score) }
+	varying := or ^ and
+	for shift := uint(0); shift < 64; shift += digit {
+		if (varying>>shift)&(1<<digit-1) != 0 {
+			pass(score, shift)
+		}
+	}
+	return src
 }
 
 // idTable holds the chunk ID of every document of a read-only shard by its
