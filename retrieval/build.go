@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -188,7 +189,37 @@ func mergeSegments(idx bleve.Index) error {
 	if !ok {
 		return nil
 	}
-	return sc.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions)
+	// The merger takes only segments already persisted, and the last
+	// batches' may still be in memory: merge until one is left.
+	for try := 0; ; try++ {
+		n, err := segmentCount(sc)
+		if err != nil || n <= 1 {
+			return err
+		}
+		if try == 600 {
+			return fmt.Errorf("%d segments left after %d merges", n, try)
+		}
+		if try > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := sc.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions); err != nil {
+			return err
+		}
+	}
+}
+
+// segmentCount returns the number of segments in sc's current snapshot.
+func segmentCount(sc *scorch.Scorch) (int, error) {
+	r, err := sc.Reader()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return 0, fmt.Errorf("reader is %T, want a scorch snapshot", r)
+	}
+	return len(snap.Segments()), nil
 }
 
 // Abort discards the shard being built.
