@@ -3,15 +3,12 @@ package retrieval
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/search/scorer"
 	"github.com/blevesearch/bleve/v2/search/searcher"
-	index "github.com/blevesearch/bleve_index_api"
 )
 
 // accBlock is how many consecutive document numbers accumulateTop sums at
@@ -41,42 +38,22 @@ type accumulator struct {
 // at once, each with its own).
 var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
 
-// cursor is one term's postings reader and its next posting.
+// cursor is one term's postings and its next posting.
 type cursor struct {
-	tfr    index.TermFieldReader
-	doc    uint64 // the next posting's document number; done: no more
-	done   bool
-	tfd    index.TermFieldDoc
+	postingsCursor
 	idf    float64
 	weight float64 // bleve's queryWeight: boost·idf·qnorm
-}
-
-// next reads the cursor's next posting.
-func (c *cursor) next() error {
-	d, err := c.tfr.Next(&c.tfd)
-	if err != nil {
-		return err
-	}
-	if d == nil {
-		c.done = true
-		return nil
-	}
-	if len(d.ID) != 8 {
-		return fmt.Errorf("internal document ID of %d bytes, want 8", len(d.ID))
-	}
-	c.doc = binary.BigEndian.Uint64(d.ID)
-	return nil
 }
 
 // score is bleve's TermQueryScorer score of the current posting.
 func (c *cursor) score() float64 {
 	var tf float64
-	if c.tfd.Freq < scorer.MaxSqrtCache {
-		tf = scorer.SqrtCache[c.tfd.Freq]
+	if c.freq < scorer.MaxSqrtCache {
+		tf = scorer.SqrtCache[c.freq]
 	} else {
-		tf = math.Sqrt(float64(c.tfd.Freq))
+		tf = math.Sqrt(float64(c.freq))
 	}
-	s := tf * c.tfd.Norm * c.idf
+	s := tf * c.norm * c.idf
 	if c.weight != 1.0 {
 		s = s * c.weight
 	}
@@ -106,25 +83,25 @@ func accumulateTop(ctx context.Context, p *postings, boosts []float64, size int,
 	if err != nil {
 		return nil, false, err
 	}
-	readers := p.tfrs
-	idfs := make([]float64, len(readers))
-	for t := range readers {
-		idfs[t] = 1.0 + math.Log(float64(docs)/float64(readers[t].Count()+1.0))
+	terms := p.terms
+	idfs := make([]float64, len(terms))
+	for t := range terms {
+		idfs[t] = 1.0 + math.Log(float64(docs)/float64(terms[t].count+1.0))
 	}
 	// bleve's slice searcher (up to DisjunctionHeapTakeover clauses) orders
 	// its clauses by document frequency, rarest first, with a sort that is
 	// stable at that length, and both sums below run in that order. Its heap
 	// searcher keeps the query's order for the query norm.
-	order := make([]int, len(readers))
+	order := make([]int, len(terms))
 	for t := range order {
 		order[t] = t
 	}
-	heapSearcher := len(readers) > searcher.DisjunctionHeapTakeover
+	heapSearcher := len(terms) > searcher.DisjunctionHeapTakeover
 	if !heapSearcher {
-		slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(readers[x].Count(), readers[y].Count()) })
+		slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(terms[x].count, terms[y].count) })
 	}
 	var sumSq float64
-	for i := range readers {
+	for i := range terms {
 		t := order[i]
 		if heapSearcher {
 			t = i
@@ -134,10 +111,10 @@ func accumulateTop(ctx context.Context, p *postings, boosts []float64, size int,
 	}
 	qnorm := 1.0 / math.Sqrt(sumSq)
 
-	cs := make([]cursor, len(readers))
+	cs := make([]cursor, len(terms))
 	for i, t := range order {
 		c := &cs[i]
-		c.tfr, c.idf = readers[t], idfs[t]
+		c.p, c.tp, c.idf = p, &terms[t], idfs[t]
 		c.weight = boosts[t] * c.idf * qnorm
 		if err := c.next(); err != nil {
 			return nil, false, err
@@ -152,7 +129,7 @@ func accumulateTop(ctx context.Context, p *postings, boosts []float64, size int,
 		a.matches = a.matches[:0]
 		accumulators.Put(a)
 	}()
-	clauses := float64(len(readers))
+	clauses := float64(len(terms))
 	for {
 		// The next block starts at the lowest document number any cursor
 		// is at.

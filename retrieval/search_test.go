@@ -408,12 +408,31 @@ func TestAccumulateMatchesBleve(t *testing.T) {
 	tmp := t.TempDir()
 	cutTies := 0 // cases where K cuts through a run of tied scores
 	long := 0    // queries of more clauses than bleve's slice searcher takes
-	for _, shards := range []int{1, 3} {
-		ix := buildIndex(t, filepath.Join(tmp, fmt.Sprint(shards)), chunks, shards, BuildOptions{})
+	for _, cfg := range []struct {
+		shards  int
+		batch   int
+		segment bool // leave the shards as the batches made them
+	}{{1, 0, false}, {3, 0, false}, {1, 97, true}, {2, 40, true}} {
+		shards := cfg.shards
+		keepSegments = cfg.segment
+		ix := buildIndex(t, filepath.Join(tmp, fmt.Sprint(cfg)), chunks, shards, BuildOptions{BatchSize: cfg.batch})
+		keepSegments = false
+		if cfg.segment {
+			for s := range ix.shards {
+				p, err := ix.openShardTerms(context.Background(), s, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.segs) < 2 {
+					t.Fatalf("%+v: shard %d has %d segments, want several", cfg, s, len(p.segs))
+				}
+				p.close()
+			}
+		}
 		for qi, text := range queries {
 			terms := ix.bigramTerms(text)
 			exact := len(terms) <= searcher.DisjunctionHeapTakeover
-			if !exact && shards == 1 {
+			if !exact && shards == 1 && !cfg.segment {
 				long++
 			}
 			boosts := make([]float64, len(terms))
