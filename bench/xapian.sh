@@ -24,7 +24,8 @@
 # Needs ../shared/data and Debian's python3-xapian (run by /usr/bin/python3);
 # a benchmark, not a test: nothing else needs Xapian. PROFILE=1 adds a CPU
 # profile of bleve's queries (GOMAXPROCS=1, `go tool pprof -top`, flat and
-# cumulative).
+# cumulative). BEFORE=PATH also times another retrievalbench binary (say,
+# one built at an earlier commit) in every round, on the same index.
 # Appends a dated block to bench/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +62,7 @@ fi
 log() { echo "$*" | tee -a "$RES"; }
 dirty=$(git diff --quiet HEAD -- . ':!bench/results.txt' && git diff --cached --quiet || echo "+dirty")
 log ""
-log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD)$dirty: bleve vs Xapian, top-$K over $N STS-B dev queries, mixed-20m one shard bigrams, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
+log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD)$dirty: bleve vs Xapian, top-$K over $N STS-B dev queries, mixed-20m one shard bigrams, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}${BEFORE:+; before: $BEFORE}"
 info=$("$PY" bench/xapian.py info)
 log "$(head -1 <<<"$info"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "threads: bleve GOMAXPROCS=1 (one shard: one search goroutine); $(tail -1 <<<"$info" | sed 's/^xapian: /Xapian /')"
@@ -88,6 +89,10 @@ for r in $(seq "$ROUNDS"); do
   fi
   GOMAXPROCS=1 bin/retrievalbench latency -index "$IDX/index" -queries "$STS" -n "$N" -k "$K" "${bids[@]}" |
     sed 's/^latency /bleve /' >>"$raw"
+  if [ -n "${BEFORE:-}" ]; then
+    GOMAXPROCS=1 "$BEFORE" latency -index "$IDX/index" -queries "$STS" -n "$N" -k "$K" |
+      sed 's/^latency /before /' >>"$raw"
+  fi
   "$PY" bench/xapian.py search "$DB" "$TERMS/queries.tsv.gz" --weight ntn --k "$K" "${nids[@]}" >>"$raw"
   "$PY" bench/xapian.py search "$DB" "$TERMS/queries.tsv.gz" --weight ntn --exact --k "$K" >>"$raw"
   "$PY" bench/xapian.py search "$DB" "$TERMS/queries.tsv.gz" --weight bm25 --k "$K" "${mids[@]}" >>"$raw"
@@ -97,7 +102,7 @@ log "-- raw, in the order run"
 tee -a "$RES" <"$raw"
 log "-- summary: min / median / max over the rounds"
 awk '
-  { side = $1 == "bleve" ? "bleve" : $1 " " $2; sub(/weight=/, "", side)
+  { side = $1 == "bleve" || $1 == "before" ? $1 : $1 " " $2; sub(/weight=/, "", side)
     for (i = 2; i <= NF; i++) if (split($i, kv, "=") == 2 && kv[1] ~ /^(p50|p95|qps|mean_hits|read_p50|read_p95)$/) {
       v = kv[2]; sub(/ms$/, "", v); key = sprintf("%-18s %-9s", side, kv[1])
       if (!(key in cnt)) order[++nk] = key; vals[key, ++cnt[key]] = v + 0 } }
