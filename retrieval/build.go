@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"github.com/ctxsim/ctxsim/schemas"
 )
@@ -148,7 +149,8 @@ func (w *ShardWriter) Close() (ShardMeta, error) {
 		w.Abort()
 		return ShardMeta{}, err
 	}
-	if err := mergeSegments(w.idx); err != nil {
+	live, err := mergeSegments(w.idx)
+	if err != nil {
 		w.Abort()
 		return ShardMeta{}, fmt.Errorf("merge shard %d: %w", w.meta.Shard, err)
 	}
@@ -162,6 +164,10 @@ func (w *ShardWriter) Close() (ShardMeta, error) {
 		return ShardMeta{}, err
 	}
 	if err := w.idx.Close(); err != nil {
+		os.RemoveAll(w.tmp)
+		return ShardMeta{}, err
+	}
+	if err := removeDeadSegments(w.tmp, live); err != nil {
 		os.RemoveAll(w.tmp)
 		return ShardMeta{}, err
 	}
@@ -184,49 +190,88 @@ var keepSegments = false
 // segment, and a search looks every query term up in every segment's
 // dictionary and reads every segment's postings: on a shard of a million
 // chunks left as 101 segments, that was most of a query's time.
-func mergeSegments(idx bleve.Index) error {
+//
+// It returns the names of the segment files the merged shard reads (nil if
+// unknown). The files of the segments merged away can outlive the index's
+// Close (the index keeps the snapshot before the last for rollback), and
+// removeDeadSegments deletes them.
+func mergeSegments(idx bleve.Index) (live map[string]bool, err error) {
 	if keepSegments {
-		return nil
+		return nil, nil
 	}
 	adv, err := idx.Advanced()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sc, ok := adv.(*scorch.Scorch)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	// The merger takes only segments already persisted, and the last
 	// batches' may still be in memory: merge until one is left.
 	for try := 0; ; try++ {
-		n, err := segmentCount(sc)
-		if err != nil || n <= 1 {
-			return err
+		files, n, err := segmentFiles(sc)
+		if err != nil {
+			return nil, err
+		}
+		if n <= 1 {
+			return files, nil
 		}
 		if try == 600 {
-			return fmt.Errorf("%d segments left after %d merges", n, try)
+			return nil, fmt.Errorf("%d segments left after %d merges", n, try)
 		}
 		if try > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if err := sc.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
 
-// segmentCount returns the number of segments in sc's current snapshot.
-func segmentCount(sc *scorch.Scorch) (int, error) {
+// segmentFiles returns the number of segments in sc's current snapshot and
+// the names of their files (nil if any segment is not persisted).
+func segmentFiles(sc *scorch.Scorch) (map[string]bool, int, error) {
 	r, err := sc.Reader()
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
-		return 0, fmt.Errorf("reader is %T, want a scorch snapshot", r)
+		return nil, 0, fmt.Errorf("reader is %T, want a scorch snapshot", r)
 	}
-	return len(snap.Segments()), nil
+	files := map[string]bool{}
+	for _, ss := range snap.Segments() {
+		ps, ok := ss.Segment().(segment.PersistedSegment)
+		if !ok {
+			files = nil
+			break
+		}
+		files[filepath.Base(ps.Path())] = true
+	}
+	return files, len(snap.Segments()), nil
+}
+
+// removeDeadSegments deletes the segment files (*.zap) of the closed shard
+// in dir that live does not name. With live nil it does nothing.
+func removeDeadSegments(dir string, live map[string]bool) error {
+	if live == nil {
+		return nil
+	}
+	store := filepath.Join(dir, "store")
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if name := e.Name(); filepath.Ext(name) == ".zap" && !live[name] {
+			if err := os.Remove(filepath.Join(store, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Abort discards the shard being built.

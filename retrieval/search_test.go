@@ -595,6 +595,10 @@ func TestShardIsOneSegment(t *testing.T) {
 	if n := len(snap.Segments()); n != 1 {
 		t.Fatalf("24 batches left %d segments, want 1", n)
 	}
+	files, err := filepath.Glob(filepath.Join(many.dir, ShardDir(0, 1), "store", "*.zap"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("the shard's store holds segment files %v (%v), want one", files, err)
+	}
 	for q := 0; q < 20; q++ {
 		text := chunks[q*30].Sentences[0]
 		a, _, err := many.Search(context.Background(), text, 100, nil)
