@@ -46,17 +46,25 @@ func testAttentionApplyIsForward(t *testing.T) {
 	c.Release()
 	same("causal Apply", a.Apply(q, q, nil, true), self)
 
-	// Three distinct sources shared by five entries.
-	src := []int{2, 0, 2, 1, 0}
+	// Three distinct sources shared by five entries, scattered and in runs
+	// (entries of a run attend in one product per head).
 	blocks := FromData(randSlice(rng, 3*tk*d), 3, tk, d)
 	blockPad := PadMask([]int{4, 9, 6}, tk)
-	full := NewTensor(nb, tk, d)
-	fullPad := make([]bool, 0, nb*tk)
-	for b, u := range src {
-		copy(full.Data[b*tk*d:(b+1)*tk*d], blocks.Data[u*tk*d:(u+1)*tk*d])
-		fullPad = append(fullPad, blockPad[u*tk:(u+1)*tk]...)
+	for _, src := range [][]int{{2, 0, 2, 1, 0}, {2, 2, 0, 0, 0}, {1, 1, 1, 1, 1}, {0, 1, 1, 2, 2}} {
+		full := NewTensor(nb, tk, d)
+		fullPad := make([]bool, 0, nb*tk)
+		for b, u := range src {
+			copy(full.Data[b*tk*d:(b+1)*tk*d], blocks.Data[u*tk*d:(u+1)*tk*d])
+			fullPad = append(fullPad, blockPad[u*tk:(u+1)*tk]...)
+		}
+		for _, p := range [][]bool{nil, blockPad} {
+			fp := fullPad
+			if p == nil {
+				fp = nil
+			}
+			same("ApplyShared", a.ApplyShared(q, blocks, src, p), a.Apply(q, full, fp, false))
+		}
 	}
-	same("ApplyShared", a.ApplyShared(q, blocks, src, blockPad), a.Apply(q, full, fullPad, false))
 }
 
 // softmaxLoops is maskedSoftmax as plain loops: the maximum of the visible
