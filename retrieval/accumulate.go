@@ -96,16 +96,11 @@ func accumulateTop(ctx context.Context, p *postings, boosts []float64, size int,
 	for t := range order {
 		order[t] = t
 	}
-	heapSearcher := len(terms) > searcher.DisjunctionHeapTakeover
-	if !heapSearcher {
+	if len(terms) <= searcher.DisjunctionHeapTakeover {
 		slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(terms[x].count, terms[y].count) })
 	}
 	var sumSq float64
-	for i := range terms {
-		t := order[i]
-		if heapSearcher {
-			t = i
-		}
+	for _, t := range order {
 		w := boosts[t] * idfs[t]
 		sumSq += w * w
 	}
