@@ -17,7 +17,6 @@ import (
 // dictionary once, for its document frequency and its postings both.
 type postings struct {
 	r     index.IndexReader
-	snap  *scorch.IndexSnapshot
 	segs  []*scorch.SegmentSnapshot
 	first []uint64                            // each segment's first internal document number
 	dicts map[string][]segment.TermDictionary // per field, per segment
@@ -86,7 +85,7 @@ func (ix *Index) openShardTerms(ctx context.Context, s int, p *postings, terms [
 			r.Close()
 			return nil, fmt.Errorf("shard %d reads as %T, not a scorch snapshot", s, r)
 		}
-		p = &postings{r: r, snap: snap, segs: snap.Segments(), dicts: map[string][]segment.TermDictionary{}}
+		p = &postings{r: r, segs: snap.Segments(), dicts: map[string][]segment.TermDictionary{}}
 		// Internal document numbers run on from one segment to the next,
 		// each segment counting its deleted documents too.
 		var next uint64

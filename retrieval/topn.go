@@ -116,7 +116,7 @@ func sortRanked(rs, buf []rankedDoc) []rankedDoc {
 	var or, and uint64 = 0, ^uint64(0)
 	var rankOr uint32
 	for _, r := range rs {
-		if r.score < 0 || math.Signbit(r.score) || r.score != r.score {
+		if math.Signbit(r.score) || r.score != r.score { // negative, -0 or NaN
 			slices.SortFunc(rs, func(a, b rankedDoc) int {
 				if c := cmp.Compare(b.score, a.score); c != 0 {
 					return c
