@@ -17,8 +17,13 @@
 # pair_links), not with the pairs kept; LINKS=1 adds the runs that measure
 # that volume at the default neighbourhood on samples of the corpus.
 #
+# WAVES=N runs each point as bin/harvest --waves=N: N pipelines in turn,
+# each holding the pairs of about 1/N of the sentences, so that the peak is
+# set by a wave's pairs rather than the run's.
+#
 #   bench/dataplane.sh                       # the 0.95M and 2.92M points (about 20 min)
-#   POINTS="near:3,random:97" GOMEMLIMIT=21GiB bench/dataplane.sh   # 10M: does not fit 24 GB on Prism
+#   POINTS="near:3,random:97" GOMEMLIMIT=21GiB bench/dataplane.sh   # 10M in one pipeline: does not fit 24 GB on Prism
+#   POINTS="near:3,random:97" WAVES=8 GOMEMLIMIT=8GiB bench/dataplane.sh   # 10M in eight waves
 set -euo pipefail
 cd "$(dirname "$0")/.."
 POINTS=${POINTS:-"near:3,random:7 near:3,random:27"}
@@ -27,13 +32,14 @@ NEIGHBOURS=${NEIGHBOURS:-1}
 # collector lets RSS run about 3x above the heap in use.
 export GOMEMLIMIT=${GOMEMLIMIT:-16GiB}
 LINKS=${LINKS:-0}
+WAVES=${WAVES:-1}
 C=../shared/data/corpus/mixed-2m.jsonl.gz
 RES=bench/results.txt
 make -s bin/index bin/harvest tools/duckdb/node_modules
 [ -f out/bench/m2/index/ctxsim-index.json ] ||
   bin/index --input=$C --output=out/bench/m2 --shards=1 --parquet_shards=2
 echo "" >> "$RES"
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on mixed-2m, lexical labeler${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on mixed-2m, lexical labeler, $WAVES wave(s)${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
 
 # run NAME ARGS...: one harvest, its RSS sampled, then its line.
@@ -42,7 +48,7 @@ run() {
   local out=out/bench/dataplane-$name
   rm -rf "$out" "$out.rss"
   CTXSIM_HEAPPROFILE="$out.heap" CTXSIM_CPUPROFILE="$out.prof" /usr/bin/time -f "%U %S %e %M" -o "$out.time" \
-    bin/harvest --corpus=out/bench/m2 --output="$out" --labeler=lexical --print=0 --parquet_shards=8 "$@" \
+    bin/harvest --corpus=out/bench/m2 --output="$out" --labeler=lexical --print=0 --parquet_shards=8 --waves="$WAVES" "$@" \
     > "$out.log" 2>&1 &
   local tpid=$! pid=""
   while kill -0 $tpid 2>/dev/null; do
@@ -54,7 +60,7 @@ run() {
   local rows
   rows=$(node tools/duckdb/read.mjs "$out/pairs/*.parquet" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
   read -r user sys wall rss < "$out.time"
-  python3 - "$out/summary.json" "$name" "$user" "$sys" "$wall" "$rss" "$rows" "$out.rss" "$out.heap" <<'PY' | tee -a "$RES"
+  python3 - "$out/summary.json" "$name" "$user" "$sys" "$wall" "$rss" "$rows" "$out.rss" "$out.heap" "$out.log" <<'PY' | tee -a "$RES"
 import json, subprocess, sys
 s = json.load(open(sys.argv[1]))
 name = sys.argv[2]
@@ -78,7 +84,7 @@ for line in top.splitlines():
     f = line.split()
     if len(f) >= 6 and f[5].endswith("internal.executePipeline.func2"):
         prism = mib(f[3])
-print(f"dataplane {name} sentences={c.get('harvest/sentences_kept', 0)} pair_links={c.get('harvest/pair_links', 0)} "
+print(f"dataplane {name} waves={s.get('waves', 1)} sentences={c.get('harvest/sentences_kept', 0)} pair_links={c.get('harvest/pair_links', 0)} "
       f"pairs_distinct={c.get('harvest/pairs_distinct', 0)} pairs={pairs} parquet_rows_duckdb={rows} "
       f"wall_s={wall:.0f} cpu_s={user + sysc:.0f} pairs_per_s={pairs / wall:.0f} cpu_us_per_pair={1e6 * (user + sysc) / pairs:.0f} "
       f"peak_rss_mib={rss / 1024:.0f} heap_at_peak_mib={heap:.0f} prism_engine_mib={prism:.0f} "
@@ -92,6 +98,19 @@ if t:
         seg = [r for when, r in t if k * span / 10 <= when - t0 <= (k + 1) * span / 10]
         curve.append(f"{max(seg) / 2**20:.1f}" if seg else "-")
     print(f"dataplane {name} rss_curve_gib (max per tenth of {span} s): {' '.join(curve)}")
+    # Per wave: its pairs, its end (seconds since the start) and the
+    # largest RSS sample while it ran.
+    import re
+    prev = 0
+    for line in open(sys.argv[10]):
+        m = re.match(r"harvest wave (\d+) of (\d+): (\d+) pairs labeled .*, (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)? since the start", line)
+        if not m:
+            continue
+        end = int(m[4] or 0) * 3600 + int(m[5] or 0) * 60 + int(m[6] or 0)
+        seg = [r for when, r in t if prev <= when - t0 <= end]
+        print(f"dataplane {name} wave {m[1]}/{m[2]} pairs={m[3]} seconds={end - prev} ends_s={end} "
+              f"peak_rss_gib={max(seg) / 2**20 if seg else 0:.1f}")
+        prev = end
 PY
 }
 

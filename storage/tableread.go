@@ -35,7 +35,7 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 	var files []string
 	for _, p := range all {
 		base := p[strings.LastIndex(p, "/")+1:]
-		if strings.HasPrefix(base, ".tmp-") || base == ManifestName {
+		if strings.HasPrefix(base, ".tmp-") || strings.HasPrefix(base, "_part-") || base == ManifestName {
 			continue
 		}
 		files = append(files, p)

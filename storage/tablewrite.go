@@ -133,12 +133,24 @@ type TableSpec struct {
 	// RowGroupRows bounds the rows per row group; 0 means
 	// schemas.DefaultRowGroupRows.
 	RowGroupRows int64
+	// Part and Parts split the table among Parts writers that run one
+	// after another (a harvest in waves): part p writes the table's files
+	// p*NumShards to (p+1)*NumShards-1 of Parts*NumShards, and its Commit
+	// records them in a part record rather than the manifest; CommitParts
+	// writes the manifest once every part is recorded. Parts 0 means 1.
+	Part, Parts int
 }
 
-// WriteShard writes shard i of the table atomically (see writeParquet), with
-// the rows fill passes to its writer, and returns the file's entry.
+// fileName is the name of the part's shard i among all the table's files.
+func (t TableSpec) fileName(i int) string {
+	return FileName(t.Part*t.NumShards+i, max(t.Parts, 1)*t.NumShards)
+}
+
+// WriteShard writes shard i of the table (of the part) atomically (see
+// writeParquet), with the rows fill passes to its writer, and returns the
+// file's entry.
 func (t TableSpec) WriteShard(ctx context.Context, i int, fill func(write func(row any) error) error) (FileEntry, error) {
-	return writeParquet(ctx, t.Dir, FileName(i, t.NumShards), t.Type, t.RowGroupRows, t.RunID, fill)
+	return writeParquet(ctx, t.Dir, t.fileName(i), t.Type, t.RowGroupRows, t.RunID, fill)
 }
 
 // Commit completes the table once every shard is written: it checks that
@@ -146,14 +158,15 @@ func (t TableSpec) WriteShard(ctx context.Context, i int, fill func(write func(r
 // many written (reported, by file name), writes empty files for shards
 // sent none, removes files of earlier runs and temporary files of failed
 // attempts, and writes the manifest last. It returns the manifest's path.
-// After Abandon it commits nothing.
+// Of a table in parts (Parts > 1) it writes the part's record instead, and
+// returns that record's path. After Abandon it commits nothing.
 func (t TableSpec) Commit(ctx context.Context, reported map[string]FileEntry, sent map[int]int64) (string, error) {
 	if abandoned.Load() {
 		return "", errAbandoned(t.Dir)
 	}
 	m := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: t.NumShards}
 	for i := 0; i < t.NumShards; i++ {
-		name := FileName(i, t.NumShards)
+		name := t.fileName(i)
 		e, ok := reported[name]
 		switch {
 		case !ok && sent[i] > 0:
@@ -176,28 +189,123 @@ func (t TableSpec) Commit(ctx context.Context, reported map[string]FileEntry, se
 		return "", err
 	}
 	defer fs.Close()
+	if t.Parts > 1 {
+		return writeRecord(ctx, fs, t.Dir, partRecordName(t.Part, t.Parts), m)
+	}
 	if err := removeStale(ctx, fs, t.Dir, t.NumShards); err != nil {
 		return "", err
 	}
+	mp, err := writeRecord(ctx, fs, t.Dir, ManifestName, m)
+	if err != nil {
+		return "", err
+	}
+	return mp, removePartRecords(ctx, fs, t.Dir)
+}
+
+// writeRecord writes m as dir/name atomically, unless the run has been
+// abandoned meanwhile, and returns its path.
+func writeRecord(ctx context.Context, fs FS, dir, name string, m Manifest) (string, error) {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	mp := join(t.Dir, ManifestName)
-	tmp := join(t.Dir, ".tmp-"+ManifestName+"-"+randomSuffix())
+	mp := join(dir, name)
+	tmp := join(dir, ".tmp-"+name+"-"+randomSuffix())
 	if err := Write(ctx, fs, tmp, append(b, '\n')); err != nil {
 		removeQuietly(ctx, fs, tmp)
 		return "", fmt.Errorf("write %s: %w", mp, err)
 	}
 	if abandoned.Load() {
 		removeQuietly(ctx, fs, tmp)
-		return "", errAbandoned(t.Dir)
+		return "", errAbandoned(dir)
 	}
 	if err := fs.Rename(ctx, tmp, mp); err != nil {
 		removeQuietly(ctx, fs, tmp)
 		return "", fmt.Errorf("write %s: %w", mp, err)
 	}
 	return mp, nil
+}
+
+// partRecordName is the name of the record of part p of n (see
+// TableSpec.Part): a manifest of the part's files alone.
+func partRecordName(p, n int) string {
+	return fmt.Sprintf("_part-%05d-of-%05d.json", p, n)
+}
+
+// CommitParts completes a table written in t.Parts parts (see
+// TableSpec.Part) once each has committed: every part's record must be
+// there and name t.RunID, and list exactly the part's files. It removes
+// files of earlier runs and temporary files, writes the manifest of all
+// the parts' files, and then removes the part records. It returns the
+// manifest's path. After Abandon it commits nothing.
+func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
+	if abandoned.Load() {
+		return "", errAbandoned(t.Dir)
+	}
+	parts := max(t.Parts, 1)
+	fs, err := New(ctx, t.Dir)
+	if err != nil {
+		return "", err
+	}
+	defer fs.Close()
+	total := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: parts * t.NumShards}
+	for p := range parts {
+		rp := join(t.Dir, partRecordName(p, parts))
+		b, err := readAll(ctx, fs, rp)
+		if err != nil {
+			return "", fmt.Errorf("%s: part %d of %d has no record (%w); no manifest written", t.Dir, p, parts, err)
+		}
+		var m Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return "", fmt.Errorf("%s: %w", rp, err)
+		}
+		part := t
+		part.Part = p
+		if m.RunID != t.RunID || m.Record != total.Record || len(m.Files) != t.NumShards {
+			return "", fmt.Errorf("%s: a record of run %s with %d %s files, want run %s with %d; no manifest written",
+				rp, m.RunID, len(m.Files), m.Record, t.RunID, t.NumShards)
+		}
+		for i, e := range m.Files {
+			if e.Name != part.fileName(i) {
+				return "", fmt.Errorf("%s: lists %s where %s belongs; no manifest written", rp, e.Name, part.fileName(i))
+			}
+		}
+		total.Files = append(total.Files, m.Files...)
+		total.Rows += m.Rows
+	}
+	if err := removeStale(ctx, fs, t.Dir, total.NumShards); err != nil {
+		return "", err
+	}
+	mp, err := writeRecord(ctx, fs, t.Dir, ManifestName, total)
+	if err != nil {
+		return "", err
+	}
+	return mp, removePartRecords(ctx, fs, t.Dir)
+}
+
+// removePartRecords removes the part records in dir: once a table has its
+// manifest, they are this run's, already merged into it, or an unfinished
+// earlier run's.
+func removePartRecords(ctx context.Context, fs FS, dir string) error {
+	records, err := fs.List(ctx, join(dir, "_part-*.json"))
+	if err != nil {
+		return err
+	}
+	for _, rp := range records {
+		if err := fs.Remove(ctx, rp); err != nil {
+			return fmt.Errorf("remove %s: %w", rp, err)
+		}
+	}
+	return nil
+}
+
+func readAll(ctx context.Context, fs FS, name string) ([]byte, error) {
+	rc, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
 
 // WriteTable writes rows as a complete one-file table under dir, with its

@@ -1,6 +1,9 @@
 package harvest
 
 import (
+	"context"
+	"reflect"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
@@ -66,7 +69,16 @@ func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous
 		hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: idx, K: min(spec.Settings.TopK, spec.Pairs.Neighbours)}, sents)
 		pairs := SamplePairs(s, spec.Pairs, sents, hits)
 		labeled, ldead := Label(s, spec.LabelConfig, pairs, beam.ParDo(s, textSet, sents))
-		return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sents), Dead: beam.Flatten(s, rdead, ldead)}
+		dead := ldead
+		if spec.Pairs.Wave.First() {
+			// A sentence's dead letters are the same in every wave.
+			dead = beam.Flatten(s, rdead, ldead)
+		}
+		return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sents), Dead: dead}
+	}
+	if spec.Pairs.Wave.Of > 1 {
+		// Each wave would build every context set again.
+		panic("harvest: waves need a labeler without context sets")
 	}
 	fresh := sents
 	var old, reused, hits beam.PCollection
@@ -109,7 +121,48 @@ func noSet(schemas.Sentence, func(schemas.ContextSet)) {}
 // Write writes the tables under dir: pairs/ and context_sets/ in shards
 // files each, dead_letters/ in one.
 func (o Outputs) Write(s beam.Scope, dir string, shards int) {
-	parquetio.Write(s, parquetio.Config{Dir: storage.Join(dir, "pairs"), NumShards: shards}, o.Pairs)
-	parquetio.Write(s, parquetio.Config{Dir: storage.Join(dir, "context_sets"), NumShards: shards}, o.Sets)
-	parquetio.Write(s, parquetio.Config{Dir: storage.Join(dir, "dead_letters"), NumShards: 1}, o.Dead)
+	o.WriteWave(s, dir, shards, Wave{})
+}
+
+// WriteWave writes the tables of one wave under dir (as Write does, each
+// table's files for this wave; see parquetio.Config.Part). Once every wave
+// has run, CommitWaves completes them.
+func (o Outputs) WriteWave(s beam.Scope, dir string, shards int, w Wave) {
+	cols := map[string]beam.PCollection{"pairs": o.Pairs, "context_sets": o.Sets, "dead_letters": o.Dead}
+	for _, t := range tables(dir, shards, w) {
+		parquetio.Write(s, t.cfg, cols[t.name])
+	}
+}
+
+type table struct {
+	name string
+	cfg  parquetio.Config
+	row  reflect.Type
+}
+
+// tables are a harvest's tables under dir, as wave w writes them.
+func tables(dir string, shards int, w Wave) []table {
+	var out []table
+	for _, t := range []struct {
+		name   string
+		shards int
+		row    reflect.Type
+	}{{"pairs", shards, reflect.TypeOf(schemas.LabeledPair{})}, {"context_sets", shards, reflect.TypeOf(schemas.ContextSet{})},
+		{"dead_letters", 1, reflect.TypeOf(schemas.DeadLetter{})}} {
+		out = append(out, table{t.name, parquetio.Config{Dir: storage.Join(dir, t.name), NumShards: t.shards,
+			RunID: storage.RunID(), Part: w.Index, Parts: w.Of}, t.row})
+	}
+	return out
+}
+
+// CommitWaves completes the tables a harvest wrote under dir in waves
+// (WriteWave), once every wave has run: it writes each table's manifest.
+func CommitWaves(ctx context.Context, dir string, shards, waves int) error {
+	for _, t := range tables(dir, shards, Wave{Of: waves}) {
+		spec := storage.TableSpec{Dir: t.cfg.Dir, NumShards: t.cfg.NumShards, Type: t.row, RunID: t.cfg.RunID, Parts: waves}
+		if _, err := spec.CommitParts(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -69,7 +69,27 @@ type PairConfig struct {
 	// MaxPerChunk bounds the sentences a single chunk links, so that a
 	// chunk retrieved by many sentences does not produce quadratic pairs.
 	MaxPerChunk int
+	// Wave restricts the sampler to one wave of a harvest run in waves;
+	// the zero value keeps every pair.
+	Wave Wave `json:"wave,omitzero"`
 }
+
+// Wave is one of the Of waves a harvest can run in, one pipeline after
+// another, so that each holds about 1/Of of the pairs in flight: a pair
+// belongs to the wave its owner hashes to, and an owner's pairs all come
+// to one wave, so the waves together choose the pairs one run would.
+type Wave struct {
+	Index, Of int
+}
+
+// keeps reports whether the pair owned by owner belongs to the wave.
+func (w Wave) keeps(seed uint64, owner string) bool {
+	return w.Of <= 1 || hash64(seed, "wave\x00"+owner)%uint64(w.Of) == uint64(w.Index)
+}
+
+// First reports whether w is the first wave (or the only one): the wave
+// whose tables hold what is per sentence rather than per pair.
+func (w Wave) First() bool { return w.Index == 0 }
 
 // DefaultPairConfig samples up to one pair per stratum per sentence.
 func DefaultPairConfig() PairConfig {
@@ -224,16 +244,12 @@ func (f *chunkPairsFn) ProcessElement(ctx context.Context, _ string, it func(*me
 	for i, r := range retrievers {
 		for _, in := range inside {
 			if in.Sentence != r.Sentence {
-				p := newPair(r.Sentence, in.Sentence, r.Rank, f.Cfg)
-				emit(owner(f.Cfg.Seed, p), p)
-				n++
+				n += f.Cfg.emit(newPair(r.Sentence, in.Sentence, r.Rank, f.Cfg), emit)
 			}
 		}
 		for _, r2 := range retrievers[i+1:] {
 			if r2.Sentence != r.Sentence {
-				p := newPair(r.Sentence, r2.Sentence, max(r.Rank, r2.Rank), f.Cfg)
-				emit(owner(f.Cfg.Seed, p), p)
-				n++
+				n += f.Cfg.emit(newPair(r.Sentence, r2.Sentence, max(r.Rank, r2.Rank), f.Cfg), emit)
 			}
 		}
 	}
@@ -270,11 +286,21 @@ func (f *randomPairsFn) ProcessElement(_ int, it func(*string) bool, emit func(s
 		for k := 1; k <= q && k < len(ids); k++ {
 			j := (i + k) % len(ids)
 			if ids[j] != ids[i] {
-				p := newPair(ids[i], ids[j], -1, f.Cfg)
-				emit(owner(f.Cfg.Seed, p), p)
+				f.Cfg.emit(newPair(ids[i], ids[j], -1, f.Cfg), emit)
 			}
 		}
 	}
+}
+
+// emit emits p keyed by its owner when it belongs to the config's wave,
+// and returns the pairs emitted (0 or 1).
+func (cfg PairConfig) emit(p Pair, emit func(string, Pair)) int64 {
+	o := owner(cfg.Seed, p)
+	if !cfg.Wave.keeps(cfg.Seed, o) {
+		return 0
+	}
+	emit(o, p)
+	return 1
 }
 
 // owner is the sentence of p that owns it (the one whose quota it counts

@@ -3,6 +3,7 @@ package harvest
 import (
 	"fmt"
 	"math"
+	"strings"
 	"syscall"
 
 	"github.com/ctxsim/ctxsim/scoring/method"
@@ -22,7 +23,10 @@ type Summary struct {
 	ModelFingerprint string          `json:"model_fingerprint"`
 	IndexFingerprint string          `json:"index_fingerprint"`
 	Runner           string          `json:"runner"`
-	Seconds          float64         `json:"seconds"`
+	// Waves is the number of pipelines the harvest ran in (bin/harvest
+	// --waves); 0 or 1 is one.
+	Waves   int     `json:"waves,omitempty"`
+	Seconds float64 `json:"seconds"`
 	// CPUSeconds is the job process's CPU time (user and system), which
 	// holds the workers' when they run in the process (Prism's loopback).
 	CPUSeconds float64 `json:"cpu_seconds"`
@@ -129,4 +133,12 @@ func ProcessCPUSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// PerSentenceCounter reports whether the counter name ("namespace/name")
+// counts per sentence, not per pair: every wave of a harvest (see Wave)
+// counts it again in full.
+func PerSentenceCounter(name string) bool {
+	return strings.HasPrefix(name, "retrieve/") || strings.HasPrefix(name, "harvest/sentences_") ||
+		name == "parquetio/rows_read"
 }

@@ -46,6 +46,17 @@ type Config struct {
 	// RunID is recorded in every file and in the manifest; empty means
 	// storage.RunID().
 	RunID string
+	// Part and Parts make this pipeline write part Part of a table written
+	// by Parts pipelines in turn (storage.TableSpec.Part): it writes the
+	// part's NumShards files and commits the part, and the table is
+	// complete once storage.TableSpec.CommitParts runs after the last.
+	Part, Parts int
+}
+
+// table is the storage.TableSpec of cfg's table, of records of type t.
+func (cfg Config) table(t reflect.Type) storage.TableSpec {
+	return storage.TableSpec{Dir: cfg.Dir, NumShards: max(cfg.NumShards, 1), Type: t, RunID: cfg.RunID,
+		RowGroupRows: cfg.RowGroupRows, Part: cfg.Part, Parts: cfg.Parts}
 }
 
 // Write writes col, a PCollection of a struct type with parquet tags, as a
@@ -62,10 +73,7 @@ func Write(s beam.Scope, cfg Config, col beam.PCollection) beam.PCollection {
 	t := col.Type().Type()
 	keyed := KeyByShard(s, cfg.NumShards, col)
 	grouped := beam.GroupByKey(s, keyed)
-	written := beam.ParDo(s, &writeShardFn{
-		Dir: cfg.Dir, NumShards: cfg.NumShards, RowGroupRows: cfg.RowGroupRows, RunID: cfg.RunID,
-		Type: beam.EncodedType{T: t},
-	}, grouped)
+	written := beam.ParDo(s, &writeShardFn{Table: tableOf(cfg.table(t))}, grouped)
 	return Commit(s, cfg, t, keyed, written)
 }
 
@@ -86,9 +94,8 @@ func Commit(s beam.Scope, cfg Config, t reflect.Type, keyed, written beam.PColle
 	// What each shard was sent, counted apart from the writers: the
 	// manifest is written only if every shard reports exactly that.
 	sent := beam.CombinePerKey(s, sumRows, beam.ParDo(s, &shardOneFn{}, keyed))
-	return beam.ParDo(s, &finalizeFn{
-		Dir: cfg.Dir, NumShards: max(cfg.NumShards, 1), RunID: cfg.RunID, Type: beam.EncodedType{T: t},
-	}, beam.Impulse(s), beam.SideInput{Input: written}, beam.SideInput{Input: sent})
+	return beam.ParDo(s, &finalizeFn{Table: tableOf(cfg.table(t))},
+		beam.Impulse(s), beam.SideInput{Input: written}, beam.SideInput{Input: sent})
 }
 
 // shardOneFn maps a keyed record to (shard, 1).
@@ -125,14 +132,31 @@ func (f *keyByShardFn) ProcessElement(row beam.T, emit func(int, beam.T)) error 
 	return nil
 }
 
-// writeShardFn writes one shard's file (storage.TableSpec.WriteShard) and
-// emits its storage.FileEntry as JSON.
-type writeShardFn struct {
+// table is a storage.TableSpec as a DoFn carries it (the record type
+// encoded).
+type table struct {
 	Dir          string
 	NumShards    int
 	RowGroupRows int64
 	RunID        string
 	Type         beam.EncodedType
+	Part, Parts  int
+}
+
+func tableOf(t storage.TableSpec) table {
+	return table{Dir: t.Dir, NumShards: t.NumShards, RowGroupRows: t.RowGroupRows, RunID: t.RunID,
+		Type: beam.EncodedType{T: t.Type}, Part: t.Part, Parts: t.Parts}
+}
+
+func (t table) spec() storage.TableSpec {
+	return storage.TableSpec{Dir: t.Dir, NumShards: t.NumShards, Type: t.Type.T, RunID: t.RunID,
+		RowGroupRows: t.RowGroupRows, Part: t.Part, Parts: t.Parts}
+}
+
+// writeShardFn writes one shard's file (storage.TableSpec.WriteShard) and
+// emits its storage.FileEntry as JSON.
+type writeShardFn struct {
+	Table table
 
 	rows counter.Counter
 }
@@ -142,8 +166,7 @@ func (f *writeShardFn) Setup() {
 }
 
 func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, rows func(*beam.T) bool) (string, error) {
-	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: f.Type.T, RunID: f.RunID, RowGroupRows: f.RowGroupRows}
-	e, err := t.WriteShard(ctx, shard, func(write func(any) error) error {
+	e, err := f.Table.spec().WriteShard(ctx, shard, func(write func(any) error) error {
 		var row beam.T
 		for rows(&row) {
 			if err := write(row); err != nil {
@@ -163,29 +186,25 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, rows func(
 // finalizeFn runs once after every shard is written and commits the table
 // (storage.TableSpec.Commit) from what the shards reported and were sent.
 type finalizeFn struct {
-	Dir       string
-	NumShards int
-	RunID     string
-	Type      beam.EncodedType
+	Table table
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, written func(*string) bool,
 	sent func(*int, *int64) bool) (string, error) {
-	reported := make(map[string]storage.FileEntry, f.NumShards)
+	reported := make(map[string]storage.FileEntry, f.Table.NumShards)
 	var line string
 	for written(&line) {
 		var e storage.FileEntry
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return "", fmt.Errorf("%s: bad shard report %q: %w", f.Dir, line, err)
+			return "", fmt.Errorf("%s: bad shard report %q: %w", f.Table.Dir, line, err)
 		}
 		reported[e.Name] = e
 	}
-	want := make(map[int]int64, f.NumShards)
+	want := make(map[int]int64, f.Table.NumShards)
 	var shard int
 	var n int64
 	for sent(&shard, &n) {
 		want[shard] = n
 	}
-	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: f.Type.T, RunID: f.RunID}
-	return t.Commit(ctx, reported, want)
+	return f.Table.spec().Commit(ctx, reported, want)
 }

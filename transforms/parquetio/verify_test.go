@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 )
@@ -124,9 +122,9 @@ func TestReadersRefuseDamagedTables(t *testing.T) {
 func TestFinalizeRefusesLostShard(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t")
 	ctx := context.Background()
-	f := &finalizeFn{Dir: dir, NumShards: 2, RunID: "r1", Type: beamType()}
 	os.MkdirAll(dir, 0o755)
 	spec := storage.TableSpec{Dir: dir, NumShards: 2, Type: reflect.TypeOf(schemas.Sentence{}), RunID: "r1"}
+	f := &finalizeFn{Table: tableOf(spec)}
 	e, err := spec.WriteShard(ctx, 0, func(w func(any) error) error {
 		return w(sentences(1)[0])
 	})
@@ -153,8 +151,6 @@ func TestFinalizeRefusesLostShard(t *testing.T) {
 		t.Fatalf("read %d rows, %v", n, err)
 	}
 }
-
-func beamType() beam.EncodedType { return beam.EncodedType{T: reflect.TypeOf(schemas.Sentence{})} }
 
 func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)

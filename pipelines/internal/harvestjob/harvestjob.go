@@ -61,6 +61,11 @@ type Config struct {
 	// Shards is the files per Parquet table; Print the labeled pairs
 	// printed after the run (local output only).
 	Shards, Print int
+	// Waves is the number of pipelines the harvest runs in, one after
+	// another, each labeling the pairs of about 1/Waves of the sentences
+	// (harvest.Wave): a runner that holds every element in memory (Prism)
+	// then holds one wave's. Each wave retrieves every sentence again.
+	Waves int
 
 	flags *settings.HarvestFlags
 }
@@ -78,6 +83,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
+	fs.IntVar(&c.Waves, "waves", 1, "Run the harvest as this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all (--labeler=lexical only; each wave retrieves every sentence again).")
 }
 
 // Resolve parses the method flags into c.Method and fills the corpus
@@ -101,12 +107,20 @@ func (c *Config) Resolve() error {
 	if c.Model == "" && c.Method.Method.NeedsContexts() {
 		return fmt.Errorf("--model is required (only --labeler=%s labels without models)", method.LabelerLexical)
 	}
+	if c.Waves > 1 {
+		if c.Method.Method.NeedsContexts() {
+			return fmt.Errorf("--waves needs --labeler=%s: each wave would build every context set again", method.LabelerLexical)
+		}
+		if jobrun.NotRun() {
+			return fmt.Errorf("--waves runs its pipelines one after another from this process: it cannot be only submitted or built (--dry_run, --template_location, --async)")
+		}
+	}
 	return nil
 }
 
 // Ranges are the bounds of the job's numeric flags.
 func (c *Config) Ranges() []jobrun.Range {
-	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000})
+	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000}, jobrun.Range{Name: "waves", Lo: 1, Hi: 1000})
 }
 
 // Run runs the harvest: it checks that the index and the models open,
@@ -123,12 +137,33 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
-	p, s := beam.NewPipelineWithRoot()
-	sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-	harvest.Harvest(s, spec, sents, nil).Write(s, c.Output, c.Shards)
-	counters, err := beamjob.Run(ctx, "harvest", p)
-	if err != nil || jobrun.NotRun() {
-		return err
+	waves := max(c.Waves, 1)
+	counters := jobrun.Counters{}
+	for w := range waves {
+		name := "harvest"
+		if waves > 1 {
+			name = fmt.Sprintf("harvest wave %d of %d", w+1, waves)
+		}
+		wave := harvest.Wave{Index: w, Of: waves}
+		spec.Pairs.Wave = wave
+		p, s := beam.NewPipelineWithRoot()
+		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+		harvest.Harvest(s, spec, sents, nil).WriteWave(s, c.Output, c.Shards, wave)
+		wc, err := beamjob.Run(ctx, name, p)
+		if err != nil || jobrun.NotRun() {
+			return err
+		}
+		addWave(counters, wc, wave)
+		if waves > 1 {
+			fmt.Fprintf(os.Stderr, "%s: %d pairs labeled (%d in all so far), %s since the start\n",
+				name, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
+		}
+	}
+	spec.Pairs.Wave = harvest.Wave{}
+	if waves > 1 {
+		if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves); err != nil {
+			return err
+		}
 	}
 	fmt.Println("counters:")
 	counters.Print(os.Stdout, "harvest", "retrieve", "parquetio")
@@ -138,6 +173,7 @@ func Run(ctx context.Context, c Config) error {
 	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, spec.ModelFingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
 	sum.RunID = storage.RunID()
+	sum.Waves = waves
 	b, err := WriteSummary(ctx, c.Output, sum)
 	if err != nil {
 		return err
@@ -155,6 +191,17 @@ func Run(ctx context.Context, c Config) error {
 		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
 	}
 	return nil
+}
+
+// addWave adds a wave's counters to the run's. What the pipeline counts
+// per sentence (the sentences kept, their retrievals) every wave counts
+// again, and is taken from the first; what it counts per pair is summed.
+func addWave(run, wave jobrun.Counters, w harvest.Wave) {
+	for k, v := range wave {
+		if w.First() || !harvest.PerSentenceCounter(k) {
+			run[k] += v
+		}
+	}
 }
 
 // vectorsRoot is where the harvest looks for stored sentence vectors, and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,27 +26,8 @@ func TestMain(m *testing.M) { beamtest.Main(m) }
 // stems, once, and no context set is built.
 func TestRunLexicalWithoutModels(t *testing.T) {
 	dir := t.TempDir()
-	topics := []string{"river boats", "mountain roads", "winter gardens"}
-	var lines []string
-	for i := range 12 {
-		tp := topics[i%3]
-		lines = append(lines, fmt.Sprintf(`{"doc_id": "d%02d", "title": "T", "paragraphs": [`+
-			`"The %s of the north are old. People speak of the %s with care. Travel by %s takes %d days. `+
-			`Each spring the %s change. Nobody owns the %s for long."]}`, i, tp, tp, tp, i+2, tp, tp))
-	}
-	in := filepath.Join(dir, "c.jsonl")
-	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	corpus := filepath.Join(dir, "corpus")
-	var ic indexjob.Config
-	if err := jobrun.ParseArgs(&ic, "--input="+in, "--output="+corpus, "--shards=1", "--parquet_shards=1"); err != nil {
-		t.Fatal(err)
-	}
+	corpus := lexicalCorpus(t, dir)
 	ctx := context.Background()
-	if err := indexjob.Run(ctx, ic); err != nil {
-		t.Fatal(err)
-	}
 
 	// Without --model, only the lexical labeler is accepted.
 	noModel := config(t, "--corpus="+corpus, "--output="+filepath.Join(dir, "x"))
@@ -106,12 +88,115 @@ func TestRunLexicalWithoutModels(t *testing.T) {
 	if err != nil || len(sets) != 0 {
 		t.Fatalf("%d context sets (%v), want an empty table", len(sets), err)
 	}
+	sum := readSummary(t, out)
+	if sum.Labeled != int64(len(pairs)) || sum.GenEvalsPerPair != 0 {
+		t.Fatalf("summary %+v: want %d pairs labeled and no generative evaluations", sum, len(pairs))
+	}
+}
+
+// A harvest in waves labels the pairs one pipeline labels, with the same
+// labels, strata and counters, in tables with one manifest each.
+func TestRunLexicalInWaves(t *testing.T) {
+	dir := t.TempDir()
+	corpus := lexicalCorpus(t, dir)
+	ctx := context.Background()
+	args := []string{"--corpus=" + corpus, "--labeler=lexical", "--preset=demo",
+		"--pair_quota=near:2,mid:2,far:2,random:2", "--parquet_shards=2", "--print=0"}
+
+	withModels := config(t, append(args[:1:1], "--model=m", "--output="+filepath.Join(dir, "x"), "--waves=2")...)
+	if err := withModels.Resolve(); err == nil || !strings.Contains(err.Error(), "--waves needs --labeler=lexical") {
+		t.Fatalf("waves under the default labeler: %v", err)
+	}
+
+	run := func(name string, extra ...string) (map[string]schemas.LabeledPair, harvest.Summary) {
+		out := filepath.Join(dir, name)
+		c := config(t, append(append(args, "--output="+out), extra...)...)
+		if err := c.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, filepath.Join(out, "pairs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]schemas.LabeledPair{}
+		for _, p := range pairs {
+			if _, ok := byID[p.PairID]; ok {
+				t.Fatalf("%s: pair %s twice", name, p.PairID)
+			}
+			byID[p.PairID] = p
+		}
+		for _, table := range []string{"pairs", "context_sets", "dead_letters"} {
+			if _, err := storage.CheckTable(ctx, filepath.Join(out, table)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(out, table, "_part-*")); len(left) > 0 {
+				t.Fatalf("%s: part records left: %v", name, left)
+			}
+		}
+		return byID, readSummary(t, out)
+	}
+	one, sumOne := run("one")
+	waves, sumWaves := run("waves", "--waves=3")
+	if len(one) == 0 || !reflect.DeepEqual(one, waves) {
+		t.Fatalf("one pipeline labeled %d pairs, three waves %d, not the same pairs and labels", len(one), len(waves))
+	}
+	if !reflect.DeepEqual(sumOne.Counters, sumWaves.Counters) {
+		t.Fatalf("counters differ:\none pipeline %v\nthree waves  %v", sumOne.Counters, sumWaves.Counters)
+	}
+	if sumWaves.Waves != 3 {
+		t.Fatalf("summary records %d waves, want 3", sumWaves.Waves)
+	}
+	m, err := storage.CheckTable(ctx, filepath.Join(dir, "waves", "pairs"))
+	if err != nil || m.NumShards != 6 || m.Rows != int64(len(waves)) {
+		t.Fatalf("pairs manifest %+v (%v): want 6 files of %d rows in all", m, err, len(waves))
+	}
+	// Each wave wrote some of the pairs: the waves split the work.
+	for _, f := range m.Files[:4] {
+		if f.Rows == 0 {
+			t.Errorf("%s: no rows; each wave should own some pairs", f.Name)
+		}
+	}
+}
+
+func readSummary(t *testing.T, out string) harvest.Summary {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, jobrun.SummaryName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sum harvest.Summary
-	if err := json.Unmarshal(b, &sum); err != nil || sum.Labeled != int64(len(pairs)) || sum.GenEvalsPerPair != 0 {
-		t.Fatalf("summary %+v (%v): want %d pairs labeled and no generative evaluations", sum, err, len(pairs))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
 	}
+	return sum
+}
+
+// lexicalCorpus indexes twelve documents on three topics under dir and
+// returns the index job's output directory.
+func lexicalCorpus(t *testing.T, dir string) string {
+	t.Helper()
+	topics := []string{"river boats", "mountain roads", "winter gardens"}
+	var lines []string
+	for i := range 12 {
+		tp := topics[i%3]
+		lines = append(lines, fmt.Sprintf(`{"doc_id": "d%02d", "title": "T", "paragraphs": [`+
+			`"The %s of the north are old. People speak of the %s with care. Travel by %s takes %d days. `+
+			`Each spring the %s change. Nobody owns the %s for long."]}`, i, tp, tp, tp, i+2, tp, tp))
+	}
+	in := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corpus := filepath.Join(dir, "corpus")
+	var ic indexjob.Config
+	if err := jobrun.ParseArgs(&ic, "--input="+in, "--output="+corpus, "--shards=1", "--parquet_shards=1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := indexjob.Run(context.Background(), ic); err != nil {
+		t.Fatal(err)
+	}
+	return corpus
 }
