@@ -49,18 +49,27 @@ func sortedSets(t *testing.T, dir string) []schemas.ContextSet {
 	return cs
 }
 
+// smallSTS writes an STS-format file of 12 corpus-like pairs under dir and
+// returns its path.
+func smallSTS(t *testing.T, dir string) string {
+	t.Helper()
+	lines := []string{"score\ts1\ts2\tgenre"}
+	for i := range 12 {
+		lines = append(lines, fmt.Sprintf("%d.0\tMr. Smith met Dr. Jones in the U.S. capital %d.\tThey spoke of item %d at length.\tx", i%6, i, 3*i))
+	}
+	sts := filepath.Join(dir, "sts.tsv")
+	if err := os.WriteFile(sts, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sts
+}
+
 // TestEvaluate runs the evaluation on a small STS-format file made of
 // corpus-like sentences and checks every variant and baseline is reported.
 func TestEvaluate(t *testing.T) {
 	corpusOut, model := harvestFixture(t)
 	tmp := t.TempDir()
-	var lines []string
-	lines = append(lines, "score\ts1\ts2\tgenre")
-	for i := range 12 {
-		lines = append(lines, fmt.Sprintf("%d.0\tMr. Smith met Dr. Jones in the U.S. capital %d.\tThey spoke of item %d at length.\tx", i%6, i, 3*i))
-	}
-	sts := filepath.Join(tmp, "sts.tsv")
-	os.WriteFile(sts, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	sts := smallSTS(t, tmp)
 	out := filepath.Join(tmp, "eval")
 	stdout := run(t, "evaluate", "--sts="+sts, "--index="+corpusOut+"/index", "--chunks="+corpusOut+"/chunks/*.parquet",
 		"--model="+model, "--output="+out, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6", "--pairs=10",
@@ -99,7 +108,7 @@ func TestEvaluate(t *testing.T) {
 		t.Fatalf("paper (the four terms, Eq. 4 alone): %+v", paper)
 	}
 	tsv, _ := os.ReadFile(out + "/pairs.tsv")
-	lines = strings.Split(strings.TrimSuffix(string(tsv), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(tsv), "\n"), "\n")
 	if len(lines) != 11 {
 		t.Fatalf("pairs.tsv has %d lines, want a header and 10 pairs", len(lines))
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -82,12 +83,47 @@ func TestHarvestStoredVectors(t *testing.T) {
 		t.Fatalf("sentences encoded: %d computing, %d with stored vectors (%d corpus sentences)", computed, stored, len(sents))
 	}
 
+	// The evaluation loads the same tables, with the same predictions.
+	sts := smallSTS(t, tmp)
+	evalArgs := func(out string) []string {
+		return []string{"--sts=" + sts, "--index=" + corpusOut + "/index", "--chunks=" + corpusOut + "/chunks/*.parquet",
+			"--model=" + model, "--output=" + out, "--preset=demo", "--top_k=40", "--rerank=20", "--set_size=6",
+			"--pairs=6", "--variants=origin,paper", "--workers=1"}
+	}
+	run(t, "evaluate", evalArgs(filepath.Join(tmp, "eval-computed"))...)
+	stdout = run(t, "evaluate", append(evalArgs(filepath.Join(tmp, "eval-stored")), "--vectors="+corpusOut+"/vectors")...)
+	if strings.Count(stdout, "evaluate: sentence vectors loaded from "+corpusOut+"/vectors/") != 2 {
+		t.Fatalf("evaluate did not load both tables:\n%s", stdout)
+	}
+	computedTSV, _ := os.ReadFile(filepath.Join(tmp, "eval-computed", "pairs.tsv"))
+	storedTSV, _ := os.ReadFile(filepath.Join(tmp, "eval-stored", "pairs.tsv"))
+	if len(computedTSV) == 0 || !bytes.Equal(computedTSV, storedTSV) {
+		t.Fatalf("evaluate's predictions with stored vectors differ:\n%s\nwithout:\n%s", storedTSV, computedTSV)
+	}
+	encoded := func(out string) int64 {
+		var res struct {
+			Engine struct{ SentencesEncoded int64 } `json:"engine"`
+		}
+		b, err := os.ReadFile(filepath.Join(tmp, out, "results.json"))
+		if err != nil || json.Unmarshal(b, &res) != nil {
+			t.Fatalf("%s/results.json: %v", out, err)
+		}
+		return res.Engine.SentencesEncoded
+	}
+	if c, s := encoded("eval-computed"), encoded("eval-stored"); s >= c {
+		t.Fatalf("evaluate encoded %d sentences with stored vectors, %d without", s, c)
+	}
+
 	// --vectors named explicitly must hold the models' vectors.
 	empty := filepath.Join(tmp, "no-vectors")
 	os.MkdirAll(empty, 0o755)
 	code, stderr := runExit(t, "harvest", append(harvestArgs(corpusOut, model, filepath.Join(tmp, "c")), "--vectors="+empty)...)
 	if l := firstLine(stderr); code == 0 || !strings.Contains(l, empty+" holds none of these models' sentence vectors") {
 		t.Fatalf("harvest with an empty --vectors: exit %d: %q", code, l)
+	}
+	code, stderr = runExit(t, "evaluate", append(evalArgs(filepath.Join(tmp, "eval-none")), "--vectors="+empty)...)
+	if l := firstLine(stderr); code == 0 || !strings.Contains(l, empty+" holds none of these models' sentence vectors") {
+		t.Fatalf("evaluate with an empty --vectors: exit %d: %q", code, l)
 	}
 	// A table that lost a file is refused before the job starts.
 	parts, _ := filepath.Glob(tables[1] + "/part-*.parquet")

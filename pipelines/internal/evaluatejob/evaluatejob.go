@@ -57,6 +57,7 @@ type Config struct {
 	Chunks   string          // --chunks
 	Model    string          // --model
 	Output   string          // --output
+	Vectors  string          // --vectors
 	Method   *settings.Flags // --preset, --top_k, --rerank, ... (package settings)
 	Variants string          // --variants
 	Pairs    int             // --pairs
@@ -74,6 +75,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob from the index job (required).")
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job (required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for results.json and pairs.tsv (required).")
+	fs.StringVar(&c.Vectors, "vectors", "", "Stored sentence vectors from bin/encode for these models and the corpus of --chunks, local or gs:// (default: none; computed as needed). The results are the same either way.")
 	c.Method = settings.Register(fs, "small")
 	fs.StringVar(&c.Variants, "variants", "origin,random_contexts,no_diversity,set_20,set_100,cosine",
 		"Comma-separated variants to run (see above).")
@@ -146,11 +148,24 @@ func (c Config) variants() (method.Settings, []evaluation.Variant, error) {
 // open loads the chunks, the models and the index, and prints what it
 // loaded for the evaluation of n pairs begun at start.
 func (c Config) open(ctx context.Context, n int, start time.Time) (*resources.Resources, error) {
-	res, err := resources.Open(ctx, resources.Paths{Chunks: c.Chunks, Models: c.Model, Index: c.Index})
+	res, err := resources.Open(ctx, resources.Paths{Chunks: c.Chunks, Models: c.Model, Index: c.Index, Vectors: c.Vectors})
 	if err != nil {
 		return nil, err
 	}
 	e := res.Engine
+	if c.Vectors != "" {
+		found, missing, err := resources.StoredVectors(ctx, c.Vectors, e.VectorScorers())
+		if err != nil {
+			return nil, fmt.Errorf("--vectors: %w", err)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("--vectors: %s holds none of these models' sentence vectors (looked for %v); store them with bin/encode --model=%s --output=%s",
+				c.Vectors, missing, c.Model, c.Vectors)
+		}
+		for _, dir := range found {
+			fmt.Printf("evaluate: sentence vectors loaded from %s\n", dir)
+		}
+	}
 	fmt.Printf("evaluate: %d pairs, %d chunks (%d sentences), models %s (terms %s), index %s, %s, loaded in %.1fs\n",
 		n, e.Store.Len(), e.Store.Sentences(), res.Models.Fingerprint, strings.Join(e.Terms(), ","),
 		res.Index.Meta.ID(), nn.Backend(), time.Since(start).Seconds())
