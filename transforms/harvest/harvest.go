@@ -63,23 +63,16 @@ type Outputs struct {
 // empty, and a previous harvest is not consulted (its labels cost more to
 // read than to make again).
 func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous) Outputs {
-	sents := ingest.SampleWindow(s, spec.SampleFrom, spec.Sample, FilterSentences(s, spec.MinWords, sentences))
-	idx := spec.Paths.Index
+	sents := Sample(s, spec, sentences)
 	if !spec.Settings.NeedsContexts() {
-		hits, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: idx, K: min(spec.Settings.TopK, spec.Pairs.Neighbours)}, sents)
-		pairs := SamplePairs(s, spec.Pairs, sents, hits)
-		labeled, ldead := Label(s, spec.LabelConfig, pairs, beam.ParDo(s, textSet, sents))
-		dead := ldead
-		if spec.Pairs.Wave.First() {
-			// A sentence's dead letters are the same in every wave.
-			dead = beam.Flatten(s, rdead, ldead)
-		}
-		return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sents), Dead: dead}
+		hits, rdead := RetrieveForPairs(s, spec, sents)
+		return LabelLexical(s, spec, sents, hits, rdead)
 	}
 	if spec.Pairs.Wave.Of > 1 {
 		// Each wave would build every context set again.
 		panic("harvest: waves need a labeler without context sets")
 	}
+	idx := spec.Paths.Index
 	fresh := sents
 	var old, reused, hits beam.PCollection
 	var dead []beam.PCollection
@@ -106,6 +99,35 @@ func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous
 		labeled, ldead = Label(s, spec.LabelConfig, pairs, sets)
 	}
 	return Outputs{Pairs: labeled, Sets: sets, Dead: beam.Flatten(s, append(dead, ldead)...)}
+}
+
+// Sample keeps the sentences of the spec's sample that are long enough to
+// label.
+func Sample(s beam.Scope, spec Spec, sentences beam.PCollection) beam.PCollection {
+	return ingest.SampleWindow(s, spec.SampleFrom, spec.Sample, FilterSentences(s, spec.MinWords, sentences))
+}
+
+// RetrieveForPairs retrieves the sampled sentences (Sample) as deep as the
+// pair sampler looks (schemas.Retrieval), with the dead letters of those
+// that could not be: what LabelLexical needs, and what a harvest in waves
+// retrieves once for all its waves.
+func RetrieveForPairs(s beam.Scope, spec Spec, sampled beam.PCollection) (hits, dead beam.PCollection) {
+	return index.Retrieve(s, index.RetrieveConfig{IndexDir: spec.Paths.Index,
+		K: min(spec.Settings.TopK, spec.Pairs.Neighbours)}, sampled)
+}
+
+// LabelLexical is the harvest under the lexical labeler, given the sampled
+// sentences (Sample) and their retrievals from RetrieveForPairs (rdead, its
+// dead letters, goes to the first wave's dead letters only): it samples
+// the pairs of the spec's wave and labels each from its two texts.
+func LabelLexical(s beam.Scope, spec Spec, sampled, hits, rdead beam.PCollection) Outputs {
+	pairs := SamplePairs(s, spec.Pairs, sampled, hits)
+	labeled, ldead := Label(s, spec.LabelConfig, pairs, beam.ParDo(s, textSet, sampled))
+	dead := ldead
+	if spec.Pairs.Wave.First() {
+		dead = beam.Flatten(s, rdead, ldead)
+	}
+	return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sampled), Dead: dead}
 }
 
 // textSet stands a sentence in for its context set where the labeler

@@ -61,10 +61,11 @@ type Config struct {
 	// Shards is the files per Parquet table; Print the labeled pairs
 	// printed after the run (local output only).
 	Shards, Print int
-	// Waves is the number of pipelines the harvest runs in, one after
-	// another, each labeling the pairs of about 1/Waves of the sentences
-	// (harvest.Wave): a runner that holds every element in memory (Prism)
-	// then holds one wave's. Each wave retrieves every sentence again.
+	// Waves is the number of pipelines the harvest labels in, one after
+	// another, each labeling the pairs owned by about 1/Waves of the
+	// sentences (harvest.Wave), after one pipeline that retrieves them
+	// all: a runner that holds every element in memory (Prism) then holds
+	// one wave's pairs.
 	Waves int
 
 	flags *settings.HarvestFlags
@@ -83,7 +84,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
-	fs.IntVar(&c.Waves, "waves", 1, "Run the harvest as this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all (--labeler=lexical only; each wave retrieves every sentence again).")
+	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved once, before the first wave, into <output>/_waves (removed at the end). --labeler=lexical only.")
 }
 
 // Resolve parses the method flags into c.Method and fills the corpus
@@ -139,31 +140,15 @@ func Run(ctx context.Context, c Config) error {
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	waves := max(c.Waves, 1)
 	counters := jobrun.Counters{}
-	for w := range waves {
-		name := "harvest"
-		if waves > 1 {
-			name = fmt.Sprintf("harvest wave %d of %d", w+1, waves)
-		}
-		wave := harvest.Wave{Index: w, Of: waves}
-		spec.Pairs.Wave = wave
+	if waves == 1 {
 		p, s := beam.NewPipelineWithRoot()
 		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-		harvest.Harvest(s, spec, sents, nil).WriteWave(s, c.Output, c.Shards, wave)
-		wc, err := beamjob.Run(ctx, name, p)
-		if err != nil || jobrun.NotRun() {
+		harvest.Harvest(s, spec, sents, nil).Write(s, c.Output, c.Shards)
+		if counters, err = beamjob.Run(ctx, "harvest", p); err != nil || jobrun.NotRun() {
 			return err
 		}
-		addWave(counters, wc, wave)
-		if waves > 1 {
-			fmt.Fprintf(os.Stderr, "%s: %d pairs labeled (%d in all so far), %s since the start\n",
-				name, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
-		}
-	}
-	spec.Pairs.Wave = harvest.Wave{}
-	if waves > 1 {
-		if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves); err != nil {
-			return err
-		}
+	} else if err := c.runWaves(ctx, spec, waves, counters, start); err != nil {
+		return err
 	}
 	fmt.Println("counters:")
 	counters.Print(os.Stdout, "harvest", "retrieve", "parquetio")
@@ -193,15 +178,63 @@ func Run(ctx context.Context, c Config) error {
 	return nil
 }
 
-// addWave adds a wave's counters to the run's. What the pipeline counts
-// per sentence (the sentences kept, their retrievals) every wave counts
-// again, and is taken from the first; what it counts per pair is summed.
-func addWave(run, wave jobrun.Counters, w harvest.Wave) {
-	for k, v := range wave {
-		if w.First() || !harvest.PerSentenceCounter(k) {
-			run[k] += v
+// wavesDir is where a harvest in waves keeps the retrievals its waves
+// share, under its output; it is removed once the tables are committed.
+const wavesDir = "_waves"
+
+// runWaves runs the harvest in waves (Config.Waves): one pipeline
+// retrieves the sample's sentences as deep as the pair sampler looks and
+// stores the hits under the output's _waves/, then each wave reads them,
+// samples and labels the pairs its owners own, and writes its files of
+// every table. The tables are committed after the last wave. The run's
+// counters are added into counters: the retrieval's, but for the rows it
+// stored, and the waves' per-pair counters (each wave reads every
+// sentence again).
+func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time) error {
+	shared := storage.Join(c.Output, wavesDir)
+	hitsDir, deadDir := storage.Join(shared, "hits"), storage.Join(shared, "dead_letters")
+	p, s := beam.NewPipelineWithRoot()
+	sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+	hits, rdead := harvest.RetrieveForPairs(s, spec, harvest.Sample(s, spec, sents))
+	parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, hits)
+	parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, rdead)
+	rc, err := beamjob.Run(ctx, fmt.Sprintf("harvest retrieval for %d waves", waves), p)
+	if err != nil {
+		return err
+	}
+	for k, v := range rc {
+		if k != "parquetio/rows_written" {
+			counters[k] += v
 		}
 	}
+	for w := range waves {
+		name := fmt.Sprintf("harvest wave %d of %d", w+1, waves)
+		wave := harvest.Wave{Index: w, Of: waves}
+		spec.Pairs.Wave = wave
+		p, s := beam.NewPipelineWithRoot()
+		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+		hits := parquetio.Read(s, storage.Join(hitsDir, "*.parquet"), reflect.TypeOf(schemas.Retrieval{}))
+		rdead := beam.CreateList(s, []schemas.DeadLetter{})
+		if wave.First() {
+			rdead = parquetio.Read(s, storage.Join(deadDir, "*.parquet"), reflect.TypeOf(schemas.DeadLetter{}))
+		}
+		harvest.LabelLexical(s, spec, harvest.Sample(s, spec, sents), hits, rdead).WriteWave(s, c.Output, c.Shards, wave)
+		wc, err := beamjob.Run(ctx, name, p)
+		if err != nil {
+			return err
+		}
+		for k, v := range wc {
+			if !harvest.PerSentenceCounter(k) {
+				counters[k] += v
+			}
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d pairs labeled (%d in all so far), %s since the start\n",
+			name, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
+	}
+	if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves); err != nil {
+		return err
+	}
+	return storage.RemoveAll(ctx, shared)
 }
 
 // vectorsRoot is where the harvest looks for stored sentence vectors, and

@@ -95,7 +95,8 @@ func TestRunLexicalWithoutModels(t *testing.T) {
 }
 
 // A harvest in waves labels the pairs one pipeline labels, with the same
-// labels, strata and counters, in tables with one manifest each.
+// labels, strata and counters, in tables with one manifest each, and
+// leaves nothing else in its output.
 func TestRunLexicalInWaves(t *testing.T) {
 	dir := t.TempDir()
 	corpus := lexicalCorpus(t, dir)
@@ -127,6 +128,9 @@ func TestRunLexicalInWaves(t *testing.T) {
 				t.Fatalf("%s: pair %s twice", name, p.PairID)
 			}
 			byID[p.PairID] = p
+		}
+		if _, err := os.Stat(filepath.Join(out, wavesDir)); !os.IsNotExist(err) {
+			t.Fatalf("%s: the waves' shared retrievals are left in the output (%v)", name, err)
 		}
 		for _, table := range []string{"pairs", "context_sets", "dead_letters"} {
 			if _, err := storage.CheckTable(ctx, filepath.Join(out, table)); err != nil {
