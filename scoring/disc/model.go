@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
@@ -70,6 +72,38 @@ type Model struct {
 	// H1 maps head features to the hidden layer (interaction) or straight
 	// to the logit (linear); H2 maps the hidden layer to the logit.
 	H1, H2 *nn.Linear
+
+	// packMu guards packing H1's weights for Logits; packed says they are
+	// (see pack).
+	packMu sync.Mutex
+	packed atomic.Bool
+}
+
+// pack readies the interaction head's hidden layer for Logits
+// (nn.Linear.Pack) once; Trainer.Step undoes it (unpack) before it changes
+// the weights. Code that writes the weights in any other way after Logits
+// must call unpack first.
+func (m *Model) pack() {
+	if m.H2 == nil || m.packed.Load() {
+		return
+	}
+	m.packMu.Lock()
+	defer m.packMu.Unlock()
+	if !m.packed.Load() {
+		m.H1.Pack()
+		m.packed.Store(true)
+	}
+}
+
+// unpack drops the packed weights made by pack.
+func (m *Model) unpack() {
+	if !m.packed.Load() {
+		return
+	}
+	m.packMu.Lock()
+	defer m.packMu.Unlock()
+	m.H1.Unpack()
+	m.packed.Store(false)
 }
 
 // New returns a model with weights drawn from seed.
@@ -380,6 +414,7 @@ func (m *Model) Logits(l, s, r []float32) []float32 {
 		m.H1.ForwardCat(out, l, s, r)
 		return out
 	}
+	m.pack()
 	h := nn.NewTensor(n, m.H1.Out())
 	m.H1.ForwardFill(n, func(dst []float32, i, p int) {
 		interactionFeatures(dst, p, l[i*d:(i+1)*d], s[i*d:(i+1)*d], r[i*d:(i+1)*d])

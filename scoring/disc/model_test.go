@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -406,6 +407,40 @@ func TestEncodeReusesBuffers(t *testing.T) {
 			if !slices.Equal(first[i], again[i]) {
 				t.Fatalf("sentence %d: vector changed after other batches", i)
 			}
+		}
+	}
+}
+
+// Logits packs the hidden layer's weights once; a training step must drop
+// that copy, so that Logits after it uses the new weights (those a fresh
+// clone of the model, never packed, uses).
+func TestLogitsFollowTraining(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	train := examples.CoherenceExamples(topicDocs(40, r), examples.Config{Seed: 1})
+	m, err := New(Config{Vocab: 64, EmbedDim: 16, Hidden: 16, HeadHidden: 16, Head: HeadInteraction, MaxTokens: 8, Window: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 7
+	d := m.VecDim()
+	vec := func() []float32 {
+		v := make([]float32, n*d)
+		for i := range v {
+			v[i] = r.Float32() - 0.5
+		}
+		return v
+	}
+	l, s, rr := vec(), vec(), vec()
+	tr := NewTrainer(m, wordTok{64}, 0.05)
+	for step := range 3 {
+		before := m.Logits(l, s, rr)
+		tr.Step(train[:32])
+		got, want := m.Logits(l, s, rr), m.Clone().Logits(l, s, rr)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: Logits %v after training, a fresh copy of the model %v", step, got, want)
+		}
+		if reflect.DeepEqual(got, before) {
+			t.Fatalf("step %d: the step changed no logit", step)
 		}
 	}
 }

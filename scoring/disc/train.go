@@ -118,6 +118,7 @@ func NewTrainer(m *Model, tok Tokenizer, lr float64) *Trainer {
 // Step trains on one batch of examples and returns its mean loss.
 func (t *Trainer) Step(exs []examples.Coherence) float32 {
 	m := t.M
+	m.unpack()
 	b := m.newBatch(t.Tok, exs)
 	logits, ec, hc := m.forward(b)
 	loss, _, bce := nn.SigmoidBCE(logits, b.labels)

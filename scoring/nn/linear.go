@@ -101,6 +101,10 @@ func (l *Linear) Pack() {
 // Unpack drops the packed copy made by Pack.
 func (l *Linear) Unpack() { l.packed = nil }
 
+// packedGo is the packed copy of the weights for the pure-Go kernel, or
+// nil: the copy ForwardFill multiplies by, whatever the backend.
+func (l *Linear) packedGo() *gogemm.PackedB { return l.packed }
+
 // Packed reports whether Forward uses a packed copy of the weights.
 func (l *Linear) Packed() bool { return l.packed != nil && useGo.Load() }
 
@@ -118,7 +122,7 @@ func (l *Linear) ForwardFill(n int, fill func(dst []float32, i, p int), y []floa
 	if n < 0 || len(y) != n*out {
 		panic(fmt.Sprintf("nn: Linear.ForwardFill: %d outputs for %d rows of %d", len(y), n, out))
 	}
-	gogemm.GemmFillA(gogemm.Best(), n, out, in, fill, true, l.W.Value.Data, in, y, out)
+	gogemm.GemmFillA(gogemm.Best(), n, out, in, fill, true, l.W.Value.Data, in, l.packedGo(), y, out)
 	if l.B != nil {
 		addBiasRows(y, l.B.Value.Data)
 	}

@@ -141,13 +141,25 @@ func stridedA(kn Kernel, transA bool, a []float32, lda int, alpha float32) func(
 // 0, c, ldc) on the stored A: the same kernel sums the same products in
 // the same order. fill may be called from several goroutines at once (see
 // SetThreads), each time for a different row.
-func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), transB bool, b []float32, ldb int, c []float32, ldc int) {
+//
+// pb, when not nil, is op(B) packed by PackB for kn (b, ldb and transB are
+// then ignored), with the same bits.
+func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), transB bool, b []float32, ldb int, pb *PackedB, c []float32, ldc int) {
+	if pb != nil && (pb.kn.Name != kn.Name || pb.k != k || pb.n != n) {
+		panic(fmt.Sprintf("gogemm: GemmFillA: B packed %dx%d for %s, want %dx%d for %s", pb.k, pb.n, pb.kn.Name, k, n, kn.Name))
+	}
 	if k == 0 || m == 0 || n == 0 {
 		scaleC(m, n, 0, c, ldc)
 		return
 	}
-	panelB, done := packingB(kn, transB, b, ldb, k, n)
-	defer done()
+	var panelB func(i, jc, pc, kb, nb int) []float32
+	if pb != nil {
+		panelB = pb.panel
+	} else {
+		var done func()
+		panelB, done = packingB(kn, transB, b, ldb, k, n)
+		defer done()
+	}
 	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, panelB, nil)
 }
 

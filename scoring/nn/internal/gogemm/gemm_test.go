@@ -105,9 +105,14 @@ func TestFillAIsGemm(t *testing.T) {
 					want := make([]float32, m*n)
 					GemmWith(kn, false, tb, m, n, k, 1, a, k, b, ldb, 0, want, n)
 					got := randSlice(rng, m*n)
-					GemmFillA(kn, m, n, k, fill, tb, b, ldb, got, n)
+					GemmFillA(kn, m, n, k, fill, tb, b, ldb, nil, got, n)
 					if i, ok := sameBits(got, want); !ok {
 						t.Fatalf("%s %v tb=%v: GemmFillA c[%d] = %v, GemmWith %v", kn.Name, sz, tb, i, got[i], want[i])
+					}
+					got = randSlice(rng, m*n)
+					GemmFillA(kn, m, n, k, fill, tb, nil, 0, PackB(kn, tb, k, n, b, ldb), got, n)
+					if i, ok := sameBits(got, want); !ok {
+						t.Fatalf("%s %v tb=%v: GemmFillA on packed B c[%d] = %v, GemmWith %v", kn.Name, sz, tb, i, got[i], want[i])
 					}
 				}
 			}
