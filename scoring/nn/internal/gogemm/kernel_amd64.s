@@ -403,3 +403,85 @@ kernel6x32AVX512Ex_store:
 	VMOVUPS Z11, 64(DI)
 	VZEROUPPER
 	RET
+
+// func dots8x8AVX2(n8 int, x *float32, ld int, w *float32, acc *float32)
+//
+// dots32AVX2's sums for 8 rows (row i at x + i*ld), 8 steps at a time:
+// each block loads 8 values of each row, transposes the 8x8 block in
+// registers so that register t holds column t of it, and accumulates the
+// columns in order t = 0, 1, ..., 7 with one FMA each, so every lane is the
+// same chain of roundings as in dots32AVX2, without gathers. n8 is the
+// number of blocks (8*n8 steps).
+TEXT ·dots8x8AVX2(SB), NOSPLIT, $0-40
+	MOVQ n8+0(FP), CX
+	MOVQ x+8(FP), AX
+	MOVQ ld+16(FP), R8
+	MOVQ w+24(FP), DX
+	MOVQ acc+32(FP), DI
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y15
+	TESTQ CX, CX
+	JE dots8x8AVX2_done
+dots8x8AVX2_loop:
+	LEAQ (AX)(R8*2), R9
+	LEAQ (AX)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(R8*1), Y1
+	VMOVUPS (R9), Y2
+	VMOVUPS (R9)(R8*1), Y3
+	VMOVUPS (R10), Y4
+	VMOVUPS (R10)(R8*1), Y5
+	VMOVUPS (R11), Y6
+	VMOVUPS (R11)(R8*1), Y7
+	// t0..t7 in Y8, Y9, Y0, Y1, Y10, Y11, Y12, Y13.
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y0
+	VUNPCKHPS Y3, Y2, Y1
+	VUNPCKLPS Y5, Y4, Y10
+	VUNPCKHPS Y5, Y4, Y11
+	VUNPCKLPS Y7, Y6, Y12
+	VUNPCKHPS Y7, Y6, Y13
+	// tt0..tt7 in Y2, Y3, Y4, Y5, Y6, Y7, Y0, Y1.
+	VSHUFPS $0x44, Y0, Y8, Y2
+	VSHUFPS $0xEE, Y0, Y8, Y3
+	VSHUFPS $0x44, Y1, Y9, Y4
+	VSHUFPS $0xEE, Y1, Y9, Y5
+	VSHUFPS $0x44, Y12, Y10, Y6
+	VSHUFPS $0xEE, Y12, Y10, Y7
+	VSHUFPS $0x44, Y13, Y11, Y0
+	VSHUFPS $0xEE, Y13, Y11, Y1
+	// Columns 0..7 in Y8, Y10, Y12, Y14, Y9, Y11, Y13, Y2.
+	VPERM2F128 $0x20, Y6, Y2, Y8
+	VPERM2F128 $0x31, Y6, Y2, Y9
+	VPERM2F128 $0x20, Y7, Y3, Y10
+	VPERM2F128 $0x31, Y7, Y3, Y11
+	VPERM2F128 $0x20, Y0, Y4, Y12
+	VPERM2F128 $0x31, Y0, Y4, Y13
+	VPERM2F128 $0x20, Y1, Y5, Y14
+	VPERM2F128 $0x31, Y1, Y5, Y2
+	VBROADCASTSS 0(DX), Y3
+	VFMADD231PS Y3, Y8, Y15
+	VBROADCASTSS 4(DX), Y3
+	VFMADD231PS Y3, Y10, Y15
+	VBROADCASTSS 8(DX), Y3
+	VFMADD231PS Y3, Y12, Y15
+	VBROADCASTSS 12(DX), Y3
+	VFMADD231PS Y3, Y14, Y15
+	VBROADCASTSS 16(DX), Y3
+	VFMADD231PS Y3, Y9, Y15
+	VBROADCASTSS 20(DX), Y3
+	VFMADD231PS Y3, Y11, Y15
+	VBROADCASTSS 24(DX), Y3
+	VFMADD231PS Y3, Y13, Y15
+	VBROADCASTSS 28(DX), Y3
+	VFMADD231PS Y3, Y2, Y15
+	ADDQ $32, AX
+	ADDQ $32, DX
+	DECQ CX
+	JNZ dots8x8AVX2_loop
+dots8x8AVX2_done:
+	VMOVUPS Y15, 0(DI)
+	VZEROUPPER
+	RET
