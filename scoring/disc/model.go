@@ -21,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
 
@@ -301,14 +302,6 @@ func abs32(x float32) float32 {
 	return x
 }
 
-// absBits is abs32 without a branch (a mispredicted one per feature on
-// random data). It differs from abs32 only in the sign of -0 (and of a
-// NaN), which cannot change a logit: the matrix product sums from +0,
-// and +0 + -0 is +0, so a -0 product adds exactly what a +0 one does.
-func absBits(x float32) float32 {
-	return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
-}
-
 func (m *Model) featDim() int {
 	if m.Cfg.Head == HeadLinear {
 		return 3 * m.VecDim()
@@ -443,7 +436,11 @@ func relu(x []float32) {
 
 // interactionFeatures writes the interaction head's features p, p+1, ...,
 // p+len(dst)-1 of one (l, s, r) triple into dst: the values features
-// writes at those places, up to the sign of zero (see absBits).
+// writes at those places, up to the sign of zero: the absolute
+// differences clear the sign bit (vecmath.AbsDiffInto, without a branch),
+// which differs from abs32 only in the sign of -0 (and of a NaN). That
+// cannot change a logit: the matrix product sums from +0, and +0 + -0 is
+// +0, so a -0 product adds exactly what a +0 one does.
 func interactionFeatures(dst []float32, p int, l, s, r []float32) {
 	d := len(s)
 	for len(dst) > 0 {
@@ -458,21 +455,13 @@ func interactionFeatures(dst []float32, p int, l, s, r []float32) {
 		case 2:
 			copy(o, ro)
 		case 3:
-			for j := range o {
-				o[j] = lo[j] * so[j]
-			}
+			vecmath.MulInto(o, lo, so)
 		case 4:
-			for j := range o {
-				o[j] = so[j] * ro[j]
-			}
+			vecmath.MulInto(o, so, ro)
 		case 5:
-			for j := range o {
-				o[j] = absBits(lo[j] - so[j])
-			}
+			vecmath.AbsDiffInto(o, lo, so)
 		case 6:
-			for j := range o {
-				o[j] = absBits(so[j] - ro[j])
-			}
+			vecmath.AbsDiffInto(o, so, ro)
 		default:
 			panic(fmt.Sprintf("disc: feature %d of %d", p, 7*d))
 		}

@@ -113,3 +113,22 @@ func Max(x []float32) float32 {
 	}
 	return m
 }
+
+// MulInto sets dst[i] = a[i]*b[i] for i < len(dst); a and b must be at
+// least as long.
+func MulInto(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := mulVec(dst, a, b); i < len(dst); i++ {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+// AbsDiffInto sets dst[i] = |a[i]-b[i]| for i < len(dst), clearing the
+// sign bit of the difference (so -0 and NaNs lose their sign too); a and b
+// must be at least as long.
+func AbsDiffInto(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := absDiffVec(dst, a, b); i < len(dst); i++ {
+		dst[i] = math.Float32frombits(math.Float32bits(a[i]-b[i]) &^ (1 << 31))
+	}
+}

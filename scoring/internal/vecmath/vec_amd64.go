@@ -172,3 +172,25 @@ func maxVec(x []float32) (float32, int) {
 
 // Accelerated reports whether the slice functions use assembly.
 func Accelerated() bool { return hasAVX512 }
+
+//go:noescape
+func mulAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func absDiffAVX512(dst, a, b *float32, n int)
+
+func mulVec(dst, a, b []float32) int {
+	n := vectorLen(len(dst))
+	if n > 0 {
+		mulAVX512(&dst[0], &a[0], &b[0], n)
+	}
+	return n
+}
+
+func absDiffVec(dst, a, b []float32) int {
+	n := vectorLen(len(dst))
+	if n > 0 {
+		absDiffAVX512(&dst[0], &a[0], &b[0], n)
+	}
+	return n
+}

@@ -367,3 +367,51 @@ mvt_var:
 	VMOVUPS Z5, 64(DI)
 	VZEROUPPER
 	RET
+
+DATA c_absmask<>+0(SB)/4, $0x7fffffff
+GLOBL c_absmask<>(SB), RODATA|NOPTR, $4
+
+// func mulAVX512(dst, a, b *float32, n int)
+// dst[i] = a[i]*b[i] for i < n, n a positive multiple of 16.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+
+mul_loop:
+	VMOVUPS (SI), Z0
+	VMULPS  (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     mul_loop
+	VZEROUPPER
+	RET
+
+// func absDiffAVX512(dst, a, b *float32, n int)
+// dst[i] = a[i]-b[i] with its sign bit cleared, for i < n, n a positive
+// multiple of 16.
+TEXT ·absDiffAVX512(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), CX
+	SHRQ         $4, CX
+	VPBROADCASTD c_absmask<>(SB), Z1
+
+absdiff_loop:
+	VMOVUPS (SI), Z0
+	VSUBPS  (DX), Z0, Z0
+	VPANDD  Z1, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     absdiff_loop
+	VZEROUPPER
+	RET

@@ -154,3 +154,34 @@ func TestRowMeanVarAndNormRowAreLoops(t *testing.T) {
 		}
 	}
 }
+
+// MulInto and AbsDiffInto give the bits of their scalar loops, at lengths
+// around the vector width, with zeros, infinities and NaNs among the
+// values.
+func TestMulAndAbsDiffAreLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40, -3}
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 600, 1000} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			if r.IntN(8) == 0 {
+				a[i] = specials[r.IntN(len(specials))]
+			}
+			if r.IntN(8) == 0 {
+				b[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		mul, diff := make([]float32, n), make([]float32, n)
+		MulInto(mul, a, b)
+		AbsDiffInto(diff, a, b)
+		for i := range a {
+			if want := a[i] * b[i]; math.Float32bits(mul[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: MulInto[%d] = %v, want %v (%v*%v)", n, i, mul[i], want, a[i], b[i])
+			}
+			if want := math.Float32frombits(math.Float32bits(a[i]-b[i]) &^ (1 << 31)); math.Float32bits(diff[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: AbsDiffInto[%d] = %v, want %v (%v-%v)", n, i, diff[i], want, a[i], b[i])
+			}
+		}
+	}
+}
