@@ -147,7 +147,15 @@ func TestRunLexicalInWaves(t *testing.T) {
 	if len(one) == 0 || !reflect.DeepEqual(one, waves) {
 		t.Fatalf("one pipeline labeled %d pairs, three waves %d, not the same pairs and labels", len(one), len(waves))
 	}
-	if !reflect.DeepEqual(sumOne.Counters, sumWaves.Counters) {
+	// Every count, but not the milliseconds spent (stage_ms_*).
+	for _, c := range []map[string]int64{sumOne.Counters, sumWaves.Counters} {
+		for k := range c {
+			if strings.Contains(k, "/stage_ms_") {
+				delete(c, k)
+			}
+		}
+	}
+	if len(sumOne.Counters) < 10 || !reflect.DeepEqual(sumOne.Counters, sumWaves.Counters) {
 		t.Fatalf("counters differ:\none pipeline %v\nthree waves  %v", sumOne.Counters, sumWaves.Counters)
 	}
 	if sumWaves.Waves != 3 {
