@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 	"github.com/ctxsim/ctxsim/scoring/nn"
@@ -74,10 +72,8 @@ type Model struct {
 	// to the logit (linear); H2 maps the hidden layer to the logit.
 	H1, H2 *nn.Linear
 
-	// packMu guards packing H1's weights for Logits; packed says they are
-	// (see pack).
-	packMu sync.Mutex
-	packed atomic.Bool
+	// packing packs H1's weights for Logits (see pack).
+	packing nn.Packing
 }
 
 // pack readies the interaction head's hidden layer for Logits
@@ -85,27 +81,16 @@ type Model struct {
 // the weights. Code that writes the weights in any other way after Logits
 // must call unpack first.
 func (m *Model) pack() {
-	if m.H2 == nil || m.packed.Load() {
-		return
-	}
-	m.packMu.Lock()
-	defer m.packMu.Unlock()
-	if !m.packed.Load() {
-		m.H1.Pack()
-		m.packed.Store(true)
+	if m.H2 != nil {
+		m.packing.Pack(m.hidden)
 	}
 }
 
 // unpack drops the packed weights made by pack.
-func (m *Model) unpack() {
-	if !m.packed.Load() {
-		return
-	}
-	m.packMu.Lock()
-	defer m.packMu.Unlock()
-	m.H1.Unpack()
-	m.packed.Store(false)
-}
+func (m *Model) unpack() { m.packing.Unpack(m.hidden) }
+
+// hidden is the layer pack packs: the interaction head's hidden layer.
+func (m *Model) hidden() []*nn.Linear { return []*nn.Linear{m.H1} }
 
 // New returns a model with weights drawn from seed.
 func New(cfg Config, seed uint64) (*Model, error) {

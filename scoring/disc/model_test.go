@@ -412,8 +412,9 @@ func TestEncodeReusesBuffers(t *testing.T) {
 }
 
 // Logits packs the hidden layer's weights once; a training step must drop
-// that copy, so that Logits after it uses the new weights (those a fresh
-// clone of the model, never packed, uses).
+// that copy, so that training after Logits follows the same weights as
+// training without it, and Logits after a step uses the new weights
+// (those a fresh clone of the model, never packed, uses).
 func TestLogitsFollowTraining(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	train := examples.CoherenceExamples(topicDocs(40, r), examples.Config{Seed: 1})
@@ -421,6 +422,7 @@ func TestLogitsFollowTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ref := m.Clone()
 	const n = 7
 	d := m.VecDim()
 	vec := func() []float32 {
@@ -431,16 +433,24 @@ func TestLogitsFollowTraining(t *testing.T) {
 		return v
 	}
 	l, s, rr := vec(), vec(), vec()
-	tr := NewTrainer(m, wordTok{64}, 0.05)
+	tr, trRef := NewTrainer(m, wordTok{64}, 0.05), NewTrainer(ref, wordTok{64}, 0.05)
 	for step := range 3 {
 		before := m.Logits(l, s, rr)
-		tr.Step(train[:32])
+		for _, batch := range [][]examples.Coherence{train[:32], train[32:64]} {
+			tr.Step(batch)
+			trRef.Step(batch)
+		}
+		for i, p := range m.Params() {
+			if !reflect.DeepEqual(p.Value.Data, ref.Params()[i].Value.Data) {
+				t.Fatalf("step %d: %s differs from training without Logits", step, p.Name)
+			}
+		}
 		got, want := m.Logits(l, s, rr), m.Clone().Logits(l, s, rr)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("step %d: Logits %v after training, a fresh copy of the model %v", step, got, want)
 		}
 		if reflect.DeepEqual(got, before) {
-			t.Fatalf("step %d: the step changed no logit", step)
+			t.Fatalf("step %d: the steps changed no logit", step)
 		}
 	}
 }

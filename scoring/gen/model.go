@@ -46,8 +46,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/nn"
 )
@@ -126,10 +124,8 @@ type Model struct {
 
 	out *nn.Linear // the output projection: Tok.Weight and OutBias.
 
-	// packMu guards packing the linear layers' weights for inference;
-	// packed says they are (see pack).
-	packMu sync.Mutex
-	packed atomic.Bool
+	// packing packs the linear layers' weights for inference (see pack).
+	packing nn.Packing
 }
 
 // linears returns every linear layer of the model, the output projection
@@ -153,33 +149,10 @@ func (m *Model) linears() []*nn.Linear {
 // Score and Evaluate call it, and Trainer.Step undoes it (unpack) before
 // it changes the weights. Code that writes the weights in any other way
 // after scoring must call unpack first.
-func (m *Model) pack() {
-	if m.packed.Load() {
-		return
-	}
-	m.packMu.Lock()
-	defer m.packMu.Unlock()
-	if m.packed.Load() {
-		return
-	}
-	for _, l := range m.linears() {
-		l.Pack()
-	}
-	m.packed.Store(true)
-}
+func (m *Model) pack() { m.packing.Pack(m.linears) }
 
 // unpack drops the packed weights made by pack.
-func (m *Model) unpack() {
-	if !m.packed.Load() {
-		return
-	}
-	m.packMu.Lock()
-	defer m.packMu.Unlock()
-	for _, l := range m.linears() {
-		l.Unpack()
-	}
-	m.packed.Store(false)
-}
+func (m *Model) unpack() { m.packing.Unpack(m.linears) }
 
 // New returns a model with weights drawn from seed.
 func New(cfg Config, seed uint64) (*Model, error) {

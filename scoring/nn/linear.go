@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/nn/internal/gogemm"
 )
@@ -104,6 +106,44 @@ func (l *Linear) Unpack() { l.packed = nil }
 // packedGo is the packed copy of the weights for the pure-Go kernel, or
 // nil: the copy ForwardFill multiplies by, whatever the backend.
 func (l *Linear) packedGo() *gogemm.PackedB { return l.packed }
+
+// Packing packs a model's linear layers for inference once (Pack), for
+// callers that may run at the same time, and drops the packed copies
+// (Unpack) before training changes the weights. Code that writes the
+// weights in any other way after packing must call Unpack first.
+type Packing struct {
+	mu     sync.Mutex
+	packed atomic.Bool
+}
+
+// Pack packs the layers layers returns, unless they are packed already.
+func (p *Packing) Pack(layers func() []*Linear) {
+	if p.packed.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.packed.Load() {
+		return
+	}
+	for _, l := range layers() {
+		l.Pack()
+	}
+	p.packed.Store(true)
+}
+
+// Unpack drops the packed copies made by Pack.
+func (p *Packing) Unpack(layers func() []*Linear) {
+	if !p.packed.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range layers() {
+		l.Unpack()
+	}
+	p.packed.Store(false)
+}
 
 // Packed reports whether Forward uses a packed copy of the weights.
 func (l *Linear) Packed() bool { return l.packed != nil && useGo.Load() }

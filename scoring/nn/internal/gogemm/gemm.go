@@ -145,21 +145,13 @@ func stridedA(kn Kernel, transA bool, a []float32, lda int, alpha float32) func(
 // pb, when not nil, is op(B) packed by PackB for kn (b, ldb and transB are
 // then ignored), with the same bits.
 func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), transB bool, b []float32, ldb int, pb *PackedB, c []float32, ldc int) {
-	if pb != nil && (pb.kn.Name != kn.Name || pb.k != k || pb.n != n) {
-		panic(fmt.Sprintf("gogemm: GemmFillA: B packed %dx%d for %s, want %dx%d for %s", pb.k, pb.n, pb.kn.Name, k, n, kn.Name))
-	}
+	pb.check("GemmFillA", kn, k, n)
 	if k == 0 || m == 0 || n == 0 {
 		scaleC(m, n, 0, c, ldc)
 		return
 	}
-	var panelB func(i, jc, pc, kb, nb int) []float32
-	if pb != nil {
-		panelB = pb.panel
-	} else {
-		var done func()
-		panelB, done = packingB(kn, transB, b, ldb, k, n)
-		defer done()
-	}
+	panelB, done := panelsB(kn, transB, b, ldb, pb, k, n)
+	defer done()
 	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, panelB, nil)
 }
 
@@ -259,6 +251,24 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 // panel is gemmBlocked's panelB for a packed B: the i-th block.
 func (p *PackedB) panel(i, _, _, _, _ int) []float32 { return p.blocks[i] }
 
+// check panics unless p (when not nil) is a k×n op(B) packed for kn;
+// name is the caller's.
+func (p *PackedB) check(name string, kn Kernel, k, n int) {
+	if p != nil && (p.kn.Name != kn.Name || p.k != k || p.n != n) {
+		panic(fmt.Sprintf("gogemm: %s: B packed %dx%d for %s, want %dx%d for %s", name, p.k, p.n, p.kn.Name, k, n, kn.Name))
+	}
+}
+
+// panelsB returns gemmBlocked's panelB for op(B): the blocks of pb when it
+// is not nil, else blocks packed from b as they are asked for (packingB).
+// done hands back what it borrowed.
+func panelsB(kn Kernel, transB bool, b []float32, ldb int, pb *PackedB, k, n int) (panelB func(i, jc, pc, kb, nb int) []float32, done func()) {
+	if pb != nil {
+		return pb.panel, func() {}
+	}
+	return packingB(kn, transB, b, ldb, k, n)
+}
+
 // packingB returns gemmBlocked's panelB for op(B) stored in memory (k×n,
 // or n×k if transB): each call packs the requested block into one pooled
 // buffer. done hands the buffer back.
@@ -296,9 +306,7 @@ func GemmBias(kn Kernel, m, n, k int, a []float32, lda int, transB bool, b []flo
 	if ep.Bias != nil && len(ep.Bias) < n {
 		panic(fmt.Sprintf("gogemm: GemmBias: %d biases for %d columns", len(ep.Bias), n))
 	}
-	if pb != nil && (pb.kn.Name != kn.Name || pb.k != k || pb.n != n) {
-		panic(fmt.Sprintf("gogemm: GemmBias: B packed %dx%d for %s, want %dx%d for %s", pb.k, pb.n, pb.kn.Name, k, n, kn.Name))
-	}
+	pb.check("GemmBias", kn, k, n)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -307,14 +315,8 @@ func GemmBias(kn Kernel, m, n, k int, a []float32, lda int, transB bool, b []flo
 		applyEpilogue(c, ldc, m, n, ep.Bias, ep.ReLU)
 		return
 	}
-	var panelB func(i, jc, pc, kb, nb int) []float32
-	if pb != nil {
-		panelB = pb.panel
-	} else {
-		var done func()
-		panelB, done = packingB(kn, transB, b, ldb, k, n)
-		defer done()
-	}
+	panelB, done := panelsB(kn, transB, b, ldb, pb, k, n)
+	defer done()
 	opt := &tileOpts{bias: ep.Bias, relu: ep.ReLU}
 	if kn.ex != nil {
 		opt.a, opt.lda = a, lda
