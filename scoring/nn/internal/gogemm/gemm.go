@@ -152,13 +152,30 @@ func GemmFillA(kn Kernel, m, n, k int, fill func(dst []float32, i, p int), trans
 	}
 	panelB, done := panelsB(kn, transB, b, ldb, pb, k, n)
 	defer done()
-	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, panelB, nil)
+	// Kernels that read A in place (Kernel.ex) read the filled rows where
+	// fill wrote them, with no interleaving into panels.
+	gemmBlocked(kn, m, n, k, filledA(kn, fill), true, c, ldc, panelB, &tileOpts{rowsA: kn.ex != nil})
 }
 
-// filledA packs blocks of a generated A: it has fill write up to MR rows
-// of the block, then interleaves them into the panel layout of packA.
+// filledA packs blocks of a generated A. For kernels that read A in place
+// (Kernel.ex) it has fill write the block's rows straight into buf.a, row
+// after row (kb values each, rows past mb up to a whole panel cleared), the
+// layout tileOpts.rowsA names. For the others it has fill write up to MR
+// rows at a time, then interleaves them into the panel layout of packA.
 func filledA(kn Kernel, fill func(dst []float32, i, p int)) func(buf *packBuf, ic, pc, mb, kb int) {
 	mr := kn.MR
+	if kn.ex != nil {
+		return func(buf *packBuf, ic, pc, mb, kb int) {
+			for i := 0; i < roundUp(mb, mr); i++ {
+				row := buf.a[i*kb : (i+1)*kb : (i+1)*kb]
+				if i < mb {
+					fill(row, ic+i, pc)
+				} else {
+					clear(row)
+				}
+			}
+		}
+	}
 	return func(buf *packBuf, ic, pc, mb, kb int) {
 		buf.r = grow(buf.r, mr*kb)
 		if len(buf.rows) != mr {
@@ -335,6 +352,10 @@ type tileOpts struct {
 	// block of the sum over k.
 	bias []float32
 	relu bool
+	// rowsA says that panelA leaves the block of A in buf.a row after row
+	// (kb values each, whole panels) for Kernel.ex to read in place,
+	// instead of in the packed panel layout.
+	rowsA bool
 }
 
 // applyEpilogue adds bias[j] (if bias is not nil) to column j of the
@@ -540,9 +561,12 @@ func macroKernel(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb, 
 			rows := min(mr, mb-ir)
 			var apanel []float32
 			lda := 0
-			if ir < direct {
+			switch {
+			case ir < direct:
 				apanel, lda = opt.a[(ic+ir)*opt.lda+pc:], opt.lda
-			} else {
+			case opt.rowsA:
+				apanel, lda = buf.a[ir*kb:(ir+mr)*kb], kb
+			default:
 				apanel = buf.a[(ir-direct)*kb : (ir-direct)*kb+mr*kb]
 			}
 			ct := c[ir*ldc+jr:]
