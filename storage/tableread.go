@@ -72,7 +72,13 @@ func errUnlisted(file, dir string) error {
 
 // readManifest reads dir's manifest; ok is false when there is none.
 func readManifest(ctx context.Context, fs FS, dir string) (m Manifest, ok bool, err error) {
-	mp := join(dir, ManifestName)
+	return readRecord(ctx, fs, dir, ManifestName)
+}
+
+// readRecord reads dir/name, a manifest or a part record (TableSpec.Part);
+// ok is false when there is none.
+func readRecord(ctx context.Context, fs FS, dir, name string) (m Manifest, ok bool, err error) {
+	mp := join(dir, name)
 	rc, err := fs.OpenRead(ctx, mp)
 	if err != nil {
 		// Not every filesystem wraps "not found" as fs.ErrNotExist (GCS
@@ -88,9 +94,17 @@ func readManifest(ctx context.Context, fs FS, dir string) (m Manifest, ok bool, 
 		return m, false, fmt.Errorf("read %s: %w", mp, err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, false, fmt.Errorf("%s: not a valid manifest: %w", mp, err)
+		return m, false, fmt.Errorf("%s: not a valid %s: %w", mp, kindOf(name), err)
 	}
 	return m, true, nil
+}
+
+// kindOf names what a record file is, for errors.
+func kindOf(name string) string {
+	if name == ManifestName {
+		return "manifest"
+	}
+	return "part record"
 }
 
 // checkMatched checks the files a glob matched in dir (their base names

@@ -251,13 +251,12 @@ func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 	total := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: parts * t.NumShards}
 	for p := range parts {
 		rp := join(t.Dir, partRecordName(p, parts))
-		b, err := readAll(ctx, fs, rp)
+		m, ok, err := readRecord(ctx, fs, t.Dir, partRecordName(p, parts))
 		if err != nil {
-			return "", fmt.Errorf("%s: part %d of %d has no record (%w); no manifest written", t.Dir, p, parts, err)
+			return "", err
 		}
-		var m Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return "", fmt.Errorf("%s: %w", rp, err)
+		if !ok {
+			return "", fmt.Errorf("%s: part %d of %d has no record; no manifest written", t.Dir, p, parts)
 		}
 		part := t
 		part.Part = p
@@ -297,15 +296,6 @@ func removePartRecords(ctx context.Context, fs FS, dir string) error {
 		}
 	}
 	return nil
-}
-
-func readAll(ctx context.Context, fs FS, name string) ([]byte, error) {
-	rc, err := fs.OpenRead(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(rc)
 }
 
 // WriteTable writes rows as a complete one-file table under dir, with its
