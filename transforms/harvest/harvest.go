@@ -143,15 +143,17 @@ func noSet(schemas.Sentence, func(schemas.ContextSet)) {}
 // Write writes the tables under dir: pairs/ and context_sets/ in shards
 // files each, dead_letters/ in one.
 func (o Outputs) Write(s beam.Scope, dir string, shards int) {
-	o.WriteWave(s, dir, shards, Wave{})
+	o.WriteWave(s, dir, shards, Wave{}, storage.RunID())
 }
 
 // WriteWave writes the tables of one wave under dir (as Write does, each
 // table's files for this wave; see parquetio.Config.Part). Once every wave
-// has run, CommitWaves completes them.
-func (o Outputs) WriteWave(s beam.Scope, dir string, shards int, w Wave) {
+// has run, CommitWaves completes them. The files record run as the run
+// that wrote them: every wave of a harvest gives the same, even when a
+// later process resumes the harvest.
+func (o Outputs) WriteWave(s beam.Scope, dir string, shards int, w Wave, run string) {
 	cols := map[string]beam.PCollection{"pairs": o.Pairs, "context_sets": o.Sets, "dead_letters": o.Dead}
-	for _, t := range tables(dir, shards, w) {
+	for _, t := range tables(dir, shards, w, run) {
 		parquetio.Write(s, t.cfg, cols[t.name])
 	}
 }
@@ -162,8 +164,8 @@ type table struct {
 	row  reflect.Type
 }
 
-// tables are a harvest's tables under dir, as wave w writes them.
-func tables(dir string, shards int, w Wave) []table {
+// tables are a harvest's tables under dir, as wave w of run writes them.
+func tables(dir string, shards int, w Wave, run string) []table {
 	var out []table
 	for _, t := range []struct {
 		name   string
@@ -172,15 +174,16 @@ func tables(dir string, shards int, w Wave) []table {
 	}{{"pairs", shards, reflect.TypeOf(schemas.LabeledPair{})}, {"context_sets", shards, reflect.TypeOf(schemas.ContextSet{})},
 		{"dead_letters", 1, reflect.TypeOf(schemas.DeadLetter{})}} {
 		out = append(out, table{t.name, parquetio.Config{Dir: storage.Join(dir, t.name), NumShards: t.shards,
-			RunID: storage.RunID(), Part: w.Index, Parts: w.Of}, t.row})
+			RunID: run, Part: w.Index, Parts: w.Of}, t.row})
 	}
 	return out
 }
 
 // CommitWaves completes the tables a harvest wrote under dir in waves
-// (WriteWave), once every wave has run: it writes each table's manifest.
-func CommitWaves(ctx context.Context, dir string, shards, waves int) error {
-	for _, t := range tables(dir, shards, Wave{Of: waves}) {
+// (WriteWave) for run, once every wave has run: it writes each table's
+// manifest.
+func CommitWaves(ctx context.Context, dir string, shards, waves int, run string) error {
+	for _, t := range tables(dir, shards, Wave{Of: waves}, run) {
 		spec := storage.TableSpec{Dir: t.cfg.Dir, NumShards: t.cfg.NumShards, Type: t.row, RunID: t.cfg.RunID, Parts: waves}
 		if _, err := spec.CommitParts(ctx); err != nil {
 			return err

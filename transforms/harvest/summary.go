@@ -25,8 +25,12 @@ type Summary struct {
 	Runner           string          `json:"runner"`
 	// Waves is the number of pipelines the harvest ran in (bin/harvest
 	// --waves); 0 or 1 is one.
-	Waves   int     `json:"waves,omitempty"`
-	Seconds float64 `json:"seconds"`
+	Waves int `json:"waves,omitempty"`
+	// WavesResumed is the number of those waves an earlier, unfinished run
+	// of the same harvest had completed, which this one took over: their
+	// time is counted in Seconds and CPUSeconds.
+	WavesResumed int     `json:"waves_resumed,omitempty"`
+	Seconds      float64 `json:"seconds"`
 	// CPUSeconds is the job process's CPU time (user and system), which
 	// holds the workers' when they run in the process (Prism's loopback).
 	CPUSeconds float64 `json:"cpu_seconds"`

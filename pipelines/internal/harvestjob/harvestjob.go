@@ -84,7 +84,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
-	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved once, before the first wave, into <output>/_waves (removed at the end). --labeler=lexical only.")
+	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved once, before the first wave, into <output>/_waves (removed at the end); a run stopped midway is resumed by the same command. --labeler=lexical only.")
 }
 
 // Resolve parses the method flags into c.Method and fills the corpus
@@ -140,6 +140,7 @@ func Run(ctx context.Context, c Config) error {
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	waves := max(c.Waves, 1)
 	counters := jobrun.Counters{}
+	run := resumed{runID: storage.RunID()}
 	if waves == 1 {
 		p, s := beam.NewPipelineWithRoot()
 		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
@@ -147,7 +148,7 @@ func Run(ctx context.Context, c Config) error {
 		if counters, err = beamjob.Run(ctx, "harvest", p); err != nil || jobrun.NotRun() {
 			return err
 		}
-	} else if err := c.runWaves(ctx, spec, waves, counters, start); err != nil {
+	} else if run, err = c.runWaves(ctx, spec, waves, counters, start); err != nil {
 		return err
 	}
 	fmt.Println("counters:")
@@ -156,9 +157,10 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, spec.ModelFingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
-		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
-	sum.RunID = storage.RunID()
+		time.Since(start).Seconds()+run.seconds, harvest.ProcessCPUSeconds()-cpu0+run.cpu)
+	sum.RunID = run.runID
 	sum.Waves = waves
+	sum.WavesResumed = run.waves
 	b, err := WriteSummary(ctx, c.Output, sum)
 	if err != nil {
 		return err
@@ -176,65 +178,6 @@ func Run(ctx context.Context, c Config) error {
 		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
 	}
 	return nil
-}
-
-// wavesDir is where a harvest in waves keeps the retrievals its waves
-// share, under its output; it is removed once the tables are committed.
-const wavesDir = "_waves"
-
-// runWaves runs the harvest in waves (Config.Waves): one pipeline
-// retrieves the sample's sentences as deep as the pair sampler looks and
-// stores the hits under the output's _waves/, then each wave reads them,
-// samples and labels the pairs its owners own, and writes its files of
-// every table. The tables are committed after the last wave. The run's
-// counters are added into counters: the retrieval's, but for the rows it
-// stored, and the waves' per-pair counters (each wave reads every
-// sentence again).
-func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time) error {
-	shared := storage.Join(c.Output, wavesDir)
-	hitsDir, deadDir := storage.Join(shared, "hits"), storage.Join(shared, "dead_letters")
-	p, s := beam.NewPipelineWithRoot()
-	sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-	hits, rdead := harvest.RetrieveForPairs(s, spec, harvest.Sample(s, spec, sents))
-	parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, hits)
-	parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, rdead)
-	rc, err := beamjob.Run(ctx, fmt.Sprintf("harvest retrieval for %d waves", waves), p)
-	if err != nil {
-		return err
-	}
-	for k, v := range rc {
-		if k != "parquetio/rows_written" {
-			counters[k] += v
-		}
-	}
-	for w := range waves {
-		name := fmt.Sprintf("harvest wave %d of %d", w+1, waves)
-		wave := harvest.Wave{Index: w, Of: waves}
-		spec.Pairs.Wave = wave
-		p, s := beam.NewPipelineWithRoot()
-		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-		hits := parquetio.Read(s, storage.Join(hitsDir, "*.parquet"), reflect.TypeOf(schemas.Retrieval{}))
-		rdead := beam.CreateList(s, []schemas.DeadLetter{})
-		if wave.First() {
-			rdead = parquetio.Read(s, storage.Join(deadDir, "*.parquet"), reflect.TypeOf(schemas.DeadLetter{}))
-		}
-		harvest.LabelLexical(s, spec, harvest.Sample(s, spec, sents), hits, rdead).WriteWave(s, c.Output, c.Shards, wave)
-		wc, err := beamjob.Run(ctx, name, p)
-		if err != nil {
-			return err
-		}
-		for k, v := range wc {
-			if !harvest.PerSentenceCounter(k) {
-				counters[k] += v
-			}
-		}
-		fmt.Fprintf(os.Stderr, "%s: %d pairs labeled (%d in all so far), %s since the start\n",
-			name, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
-	}
-	if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves); err != nil {
-		return err
-	}
-	return storage.RemoveAll(ctx, shared)
 }
 
 // vectorsRoot is where the harvest looks for stored sentence vectors, and

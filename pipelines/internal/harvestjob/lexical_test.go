@@ -173,6 +173,123 @@ func TestRunLexicalInWaves(t *testing.T) {
 	}
 }
 
+// A harvest in waves that stops midway is resumed by the same command: the
+// waves it finished are not run again, the one it was in is run again from
+// the start, and the tables, summary and counters are those of a run that
+// never stopped. Another command starts over.
+func TestWavesResumeAfterAStop(t *testing.T) {
+	dir := t.TempDir()
+	corpus := lexicalCorpus(t, dir)
+	ctx := context.Background()
+	args := []string{"--corpus=" + corpus, "--labeler=lexical", "--preset=demo",
+		"--pair_quota=near:2,mid:2,far:2,random:2", "--parquet_shards=2", "--print=0", "--waves=3"}
+	var ran []string
+	stopAt := ""
+	afterStep = func(name string) error {
+		ran = append(ran, name)
+		if name == stopAt {
+			return fmt.Errorf("stopped after %s", name)
+		}
+		return nil
+	}
+	attempt := ""
+	newRunID = func() string { return attempt }
+	t.Cleanup(func() { afterStep, newRunID = nil, storage.RunID })
+	harvestTo := func(out, id, stop string, extra ...string) error {
+		ran, stopAt, attempt = nil, stop, id
+		c := config(t, append(append(args, "--output="+out), extra...)...)
+		if err := c.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		return Run(ctx, c)
+	}
+	pairsOf := func(out string) map[string]schemas.LabeledPair {
+		pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, filepath.Join(out, "pairs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]schemas.LabeledPair{}
+		for _, p := range pairs {
+			if _, ok := byID[p.PairID]; ok {
+				t.Fatalf("%s: pair %s twice", out, p.PairID)
+			}
+			byID[p.PairID] = p
+		}
+		return byID
+	}
+	counts := func(s harvest.Summary) map[string]int64 {
+		c := map[string]int64{}
+		for k, v := range s.Counters {
+			if !strings.Contains(k, "/stage_ms_") {
+				c[k] = v
+			}
+		}
+		return c
+	}
+
+	whole := filepath.Join(dir, "whole")
+	if err := harvestTo(whole, "run-whole", ""); err != nil {
+		t.Fatal(err)
+	}
+	want, wantSum := pairsOf(whole), readSummary(t, whole)
+
+	out := filepath.Join(dir, "stopped")
+	if err := harvestTo(out, "run-a", "harvest wave 2 of 3"); err == nil || !strings.Contains(err.Error(), "stopped after") {
+		t.Fatalf("the stop was not reported: %v", err)
+	}
+	// Wave 2 wrote its files and part records, but not its step record.
+	if left, _ := filepath.Glob(filepath.Join(out, "pairs", "_part-00001-*")); len(left) != 1 {
+		t.Fatalf("the stopped wave's part record: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); !os.IsNotExist(err) {
+		t.Fatalf("a stopped harvest has a summary (%v)", err)
+	}
+	if err := harvestTo(out, "run-b", ""); err != nil {
+		t.Fatal(err)
+	}
+	if want2 := []string{"harvest wave 2 of 3", "harvest wave 3 of 3"}; !reflect.DeepEqual(ran, want2) {
+		t.Fatalf("the resumed run ran %q, want %q", ran, want2)
+	}
+	got, sum := pairsOf(out), readSummary(t, out)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed: %d pairs, want the %d of a run that did not stop, with the same labels", len(got), len(want))
+	}
+	if !reflect.DeepEqual(counts(sum), counts(wantSum)) {
+		t.Fatalf("counters differ:\nresumed %v\nwhole   %v", counts(sum), counts(wantSum))
+	}
+	if sum.RunID != "run-a" || sum.WavesResumed != 1 || sum.Waves != 3 {
+		t.Fatalf("summary: run %q, %d of %d waves resumed; want run-a, 1 of 3", sum.RunID, sum.WavesResumed, sum.Waves)
+	}
+	for _, table := range []string{"pairs", "context_sets", "dead_letters"} {
+		m, err := storage.CheckTable(ctx, filepath.Join(out, table))
+		if err != nil || m.RunID != "run-a" {
+			t.Fatalf("%s: manifest of run %q (%v), want run-a", table, m.RunID, err)
+		}
+	}
+	if err := jobrun.CheckCommitted(ctx, filepath.Join(out, "pairs")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, wavesDir)); !os.IsNotExist(err) {
+		t.Fatalf("_waves left after the resumed run (%v)", err)
+	}
+
+	// Stopped with another seed, then run with the first: nothing of the
+	// stopped run is taken over.
+	other := filepath.Join(dir, "other")
+	if err := harvestTo(other, "run-c", "harvest wave 2 of 3", "--seed=9"); err == nil {
+		t.Fatal("the stop was not reported")
+	}
+	if err := harvestTo(other, "run-d", ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 4 || !reflect.DeepEqual(pairsOf(other), want) {
+		t.Fatalf("after a stopped run of another seed: ran %q; pairs equal to a fresh run: %v", ran, reflect.DeepEqual(pairsOf(other), want))
+	}
+	if s := readSummary(t, other); s.RunID != "run-d" || s.WavesResumed != 0 {
+		t.Fatalf("summary: run %q, %d waves resumed; want run-d, none", s.RunID, s.WavesResumed)
+	}
+}
+
 func readSummary(t *testing.T, out string) harvest.Summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, jobrun.SummaryName))
