@@ -237,7 +237,10 @@ func partRecordName(p, n int) string {
 // there and name t.RunID, and list exactly the part's files. It removes
 // files of earlier runs and temporary files, writes the manifest of all
 // the parts' files, and then removes the part records. It returns the
-// manifest's path. After Abandon it commits nothing.
+// manifest's path. After Abandon it commits nothing. A table this run has
+// already committed (its manifest names t.RunID and has every part's
+// files, and no part record is left) is left as it is, so that a harvest
+// stopped between committing its tables can commit the rest.
 func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 	if abandoned.Load() {
 		return "", errAbandoned(t.Dir)
@@ -248,6 +251,9 @@ func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer fs.Close()
+	if done, err := t.committed(ctx, fs, parts); err != nil || done {
+		return join(t.Dir, ManifestName), err
+	}
 	total := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: parts * t.NumShards}
 	for p := range parts {
 		rp := join(t.Dir, partRecordName(p, parts))
@@ -280,6 +286,22 @@ func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return mp, removePartRecords(ctx, fs, t.Dir)
+}
+
+// committed reports whether CommitParts has already completed the table
+// for t.RunID: no part record left, and a manifest of this run and record
+// type listing every part's files.
+func (t TableSpec) committed(ctx context.Context, fs FS, parts int) (bool, error) {
+	records, err := fs.List(ctx, join(t.Dir, "_part-*.json"))
+	if err != nil || len(records) > 0 {
+		return false, err
+	}
+	m, ok, err := readRecord(ctx, fs, t.Dir, ManifestName)
+	if err != nil || !ok {
+		return false, err
+	}
+	return m.RunID == t.RunID && m.Record == t.Type.Name() && m.NumShards == parts*t.NumShards &&
+		len(m.Files) == m.NumShards, nil
 }
 
 // removePartRecords removes the part records in dir: once a table has its

@@ -85,6 +85,17 @@ func TestTableInParts(t *testing.T) {
 	if err != nil || m.NumShards != 6 || m.Rows != 6 || m.RunID != "r2" || len(m.Files) != 6 {
 		t.Fatalf("manifest %+v, %v", m, err)
 	}
+	// Committing again (a harvest resumed after it had committed some of
+	// its tables) keeps the table; another run still may not.
+	if _, err := spec.CommitParts(ctx); err != nil {
+		t.Fatalf("CommitParts again: %v", err)
+	}
+	if _, err := other.CommitParts(ctx); err == nil {
+		t.Fatal("another run committed over a committed table with no part record")
+	}
+	if m2, err := CheckTable(ctx, dir); err != nil || !reflect.DeepEqual(m2, m) {
+		t.Fatalf("after committing again: manifest %+v (%v), want %+v", m2, err, m)
+	}
 	got, err := ReadTable[schemas.Sentence](ctx, dir)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("read back %+v (%v), want %+v", got, err, want)

@@ -165,6 +165,11 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	if waves > 1 {
+		if err := storage.RemoveAll(ctx, storage.Join(c.Output, wavesDir)); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("harvest: %d pairs labeled (%s) in %s; %.3g CPU seconds and %.0f generative evaluations per pair\n",
 		sum.Labeled, sum.StrataLine(), time.Since(start).Round(time.Second), sum.CPUSecondsPerPair, sum.GenEvalsPerPair)
 	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",

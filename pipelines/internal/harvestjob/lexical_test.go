@@ -247,7 +247,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if err := harvestTo(out, "run-b", ""); err != nil {
 		t.Fatal(err)
 	}
-	if want2 := []string{"harvest wave 2 of 3", "harvest wave 3 of 3"}; !reflect.DeepEqual(ran, want2) {
+	if want2 := []string{"harvest wave 2 of 3", "harvest wave 3 of 3", "commit"}; !reflect.DeepEqual(ran, want2) {
 		t.Fatalf("the resumed run ran %q, want %q", ran, want2)
 	}
 	got, sum := pairsOf(out), readSummary(t, out)
@@ -273,6 +273,20 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 		t.Fatalf("_waves left after the resumed run (%v)", err)
 	}
 
+	// Stopped after its tables were committed, before the summary: the
+	// rerun runs no pipeline, commits again and writes the summary.
+	late := filepath.Join(dir, "late")
+	if err := harvestTo(late, "run-e", "commit"); err == nil {
+		t.Fatal("the stop was not reported")
+	}
+	if err := harvestTo(late, "run-f", ""); err != nil {
+		t.Fatal(err)
+	}
+	if s := readSummary(t, late); !reflect.DeepEqual(ran, []string{"commit"}) || s.RunID != "run-e" || s.WavesResumed != 3 ||
+		!reflect.DeepEqual(pairsOf(late), want) {
+		t.Fatalf("after a stop at the commit: ran %q, summary run %q with %d waves resumed", ran, s.RunID, s.WavesResumed)
+	}
+
 	// Stopped with another seed, then run with the first: nothing of the
 	// stopped run is taken over.
 	other := filepath.Join(dir, "other")
@@ -282,7 +296,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if err := harvestTo(other, "run-d", ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(ran) != 4 || !reflect.DeepEqual(pairsOf(other), want) {
+	if len(ran) != 5 || !reflect.DeepEqual(pairsOf(other), want) {
 		t.Fatalf("after a stopped run of another seed: ran %q; pairs equal to a fresh run: %v", ran, reflect.DeepEqual(pairsOf(other), want))
 	}
 	if s := readSummary(t, other); s.RunID != "run-d" || s.WavesResumed != 0 {

@@ -23,7 +23,7 @@ import (
 
 // wavesDir is where a harvest in waves keeps what its waves share (the
 // retrievals) and its progress, under its output; it is removed once the
-// tables are committed.
+// summary is written.
 const wavesDir = "_waves"
 
 // A harvest in waves records its progress under <output>/_waves, so that a
@@ -172,7 +172,8 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 // retrieves the sample's sentences as deep as the pair sampler looks and
 // stores the hits under the output's _waves/, then each wave reads them,
 // samples and labels the pairs its owners own, and writes its files of
-// every table. The tables are committed after the last wave. The run's
+// every table. The tables are committed after the last wave, and Run
+// removes _waves/ after the summary. The run's
 // counters are added into counters: the retrieval's, but for the rows it
 // stored, and the waves' per-pair counters (each wave reads every
 // sentence again). A run stopped midway resumes where it stopped (see
@@ -240,5 +241,13 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 	if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves, plan.RunID); err != nil {
 		return run, err
 	}
-	return run, storage.RemoveAll(ctx, shared)
+	if afterStep != nil {
+		if err := afterStep("commit"); err != nil {
+			return run, err
+		}
+	}
+	// _waves/ stays until the summary is written (Run removes it): a run
+	// stopped before that resumes with every step recorded and commits
+	// again, which keeps the tables already committed.
+	return run, nil
 }
