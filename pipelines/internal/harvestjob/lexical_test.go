@@ -118,17 +118,7 @@ func TestRunLexicalInWaves(t *testing.T) {
 		if err := Run(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, filepath.Join(out, "pairs"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		byID := map[string]schemas.LabeledPair{}
-		for _, p := range pairs {
-			if _, ok := byID[p.PairID]; ok {
-				t.Fatalf("%s: pair %s twice", name, p.PairID)
-			}
-			byID[p.PairID] = p
-		}
+		byID := pairsByID(t, out)
 		if _, err := os.Stat(filepath.Join(out, wavesDir)); !os.IsNotExist(err) {
 			t.Fatalf("%s: the waves' shared retrievals are left in the output (%v)", name, err)
 		}
@@ -203,20 +193,6 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 		}
 		return Run(ctx, c)
 	}
-	pairsOf := func(out string) map[string]schemas.LabeledPair {
-		pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, filepath.Join(out, "pairs"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		byID := map[string]schemas.LabeledPair{}
-		for _, p := range pairs {
-			if _, ok := byID[p.PairID]; ok {
-				t.Fatalf("%s: pair %s twice", out, p.PairID)
-			}
-			byID[p.PairID] = p
-		}
-		return byID
-	}
 	counts := func(s harvest.Summary) map[string]int64 {
 		c := map[string]int64{}
 		for k, v := range s.Counters {
@@ -231,7 +207,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if err := harvestTo(whole, "run-whole", ""); err != nil {
 		t.Fatal(err)
 	}
-	want, wantSum := pairsOf(whole), readSummary(t, whole)
+	want, wantSum := pairsByID(t, whole), readSummary(t, whole)
 
 	out := filepath.Join(dir, "stopped")
 	if err := harvestTo(out, "run-a", "harvest wave 2 of 3"); err == nil || !strings.Contains(err.Error(), "stopped after") {
@@ -250,7 +226,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if want2 := []string{"harvest wave 2 of 3", "harvest wave 3 of 3", "commit"}; !reflect.DeepEqual(ran, want2) {
 		t.Fatalf("the resumed run ran %q, want %q", ran, want2)
 	}
-	got, sum := pairsOf(out), readSummary(t, out)
+	got, sum := pairsByID(t, out), readSummary(t, out)
 	if len(want) == 0 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed: %d pairs, want the %d of a run that did not stop, with the same labels", len(got), len(want))
 	}
@@ -283,7 +259,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := readSummary(t, late); !reflect.DeepEqual(ran, []string{"commit"}) || s.RunID != "run-e" || s.WavesResumed != 3 ||
-		!reflect.DeepEqual(pairsOf(late), want) {
+		!reflect.DeepEqual(pairsByID(t, late), want) {
 		t.Fatalf("after a stop at the commit: ran %q, summary run %q with %d waves resumed", ran, s.RunID, s.WavesResumed)
 	}
 
@@ -296,12 +272,30 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if err := harvestTo(other, "run-d", ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(ran) != 5 || !reflect.DeepEqual(pairsOf(other), want) {
-		t.Fatalf("after a stopped run of another seed: ran %q; pairs equal to a fresh run: %v", ran, reflect.DeepEqual(pairsOf(other), want))
+	if len(ran) != 5 || !reflect.DeepEqual(pairsByID(t, other), want) {
+		t.Fatalf("after a stopped run of another seed: ran %q; pairs equal to a fresh run: %v", ran, reflect.DeepEqual(pairsByID(t, other), want))
 	}
 	if s := readSummary(t, other); s.RunID != "run-d" || s.WavesResumed != 0 {
 		t.Fatalf("summary: run %q, %d waves resumed; want run-d, none", s.RunID, s.WavesResumed)
 	}
+}
+
+// pairsByID reads a harvest's pairs table by pair ID, failing on a pair
+// written twice.
+func pairsByID(t *testing.T, out string) map[string]schemas.LabeledPair {
+	t.Helper()
+	pairs, err := storage.ReadTable[schemas.LabeledPair](context.Background(), filepath.Join(out, "pairs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]schemas.LabeledPair{}
+	for _, p := range pairs {
+		if _, ok := byID[p.PairID]; ok {
+			t.Fatalf("%s: pair %s twice", out, p.PairID)
+		}
+		byID[p.PairID] = p
+	}
+	return byID
 }
 
 func readSummary(t *testing.T, out string) harvest.Summary {
