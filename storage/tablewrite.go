@@ -251,8 +251,10 @@ func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer fs.Close()
-	if done, err := t.committed(ctx, fs, parts); err != nil || done {
-		return join(t.Dir, ManifestName), err
+	if done, err := t.committed(ctx, fs, parts); err != nil {
+		return "", err
+	} else if done {
+		return join(t.Dir, ManifestName), nil
 	}
 	total := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: parts * t.NumShards}
 	for p := range parts {

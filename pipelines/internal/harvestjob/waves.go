@@ -117,8 +117,16 @@ func openPlan(ctx context.Context, shared, fp string, waves int) (wavePlan, bool
 		return p, false, err
 	}
 	p = wavePlan{RunID: newRunID(), Fingerprint: fp, Waves: waves}
-	b, _ := json.MarshalIndent(p, "", "  ")
-	return p, false, storage.WriteFile(ctx, path, append(b, '\n'))
+	return p, false, writeJSON(ctx, path, p)
+}
+
+// writeJSON writes v to path as indented JSON.
+func writeJSON(ctx context.Context, path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return storage.WriteFile(ctx, path, append(b, '\n'))
 }
 
 // readJSON reads path into v, reporting false when there is no such file.
@@ -161,11 +169,7 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 		}
 	}
 	st = waveStep{Counters: counters, Seconds: time.Since(start).Seconds(), CPUSeconds: harvest.ProcessCPUSeconds() - cpu0}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return nil, false, err
-	}
-	return counters, false, storage.WriteFile(ctx, path, append(b, '\n'))
+	return counters, false, writeJSON(ctx, path, st)
 }
 
 // runWaves runs the harvest in waves (Config.Waves): one pipeline
