@@ -4,6 +4,7 @@ package gogemm
 
 import (
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -13,6 +14,9 @@ func kernel6x16AVX2Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags
 
 //go:noescape
 func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
+
+//go:noescape
+func roundBF16AVX512(n16 int, src *float32, dst *uint16)
 
 //go:noescape
 func dots32AVX2(n int, x *float32, idx *int32, w *float32, acc *float32)
@@ -96,4 +100,35 @@ func Kernels() []Kernel {
 		ks = append(ks, avx512Kernel)
 	}
 	return ks
+}
+
+// HasBF16 reports whether this CPU runs the AVX-512 bfloat16 kernel
+// (AVX512_BF16); GemmBF16 falls back to a scalar loop without it.
+func HasBF16() bool { return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 }
+
+// bf16AVX512 is the bfloat16 form of kernel6x32AVX512Ex (flag bit 3), with
+// the bounds checks the assembly cannot do.
+func bf16AVX512(kc int, a []uint32, lda int, b []uint32, c []float32, ldc int, flags int, bias []float32) {
+	if kc <= 0 || lda < kc || len(a) < (bf16MR-1)*lda+kc || len(b) < kc*bf16NR || len(c) < (bf16MR-1)*ldc+bf16NR ||
+		flags&exStore == 0 || (flags&exBias != 0 && len(bias) < bf16NR) {
+		panic("gogemm: bf16 kernel: bad panel sizes")
+	}
+	var bp *float32
+	if flags&exBias != 0 {
+		bp = &bias[0]
+	}
+	kernel6x32AVX512Ex(kc, (*float32)(unsafe.Pointer(&a[0])), lda, (*float32)(unsafe.Pointer(&b[0])), &c[0], ldc, flags|exBF16, bp)
+}
+
+// roundBF16 sets dst[i] = BF16Bits(src[i]) for every i < len(src).
+func roundBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	n16 := 0
+	if HasBF16() {
+		n16 = len(src) / 16
+		if n16 > 0 {
+			roundBF16AVX512(n16, &src[0], &dst[0])
+		}
+	}
+	roundBF16Go(dst[16*n16:], src[16*n16:])
 }

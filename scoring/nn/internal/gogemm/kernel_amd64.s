@@ -240,6 +240,13 @@ dots32AVX2_done:
 // to it), bit 1 add bias[j] to column j, bit 2 replace each value v by
 // max(v, 0) (ReLU). Each step is the same operation whether A is packed
 // or read in place, so the sums are the same bits.
+//
+// Bit 3 selects bfloat16 products (a CPU with AVX512_BF16 only): A is read
+// in place (lda > 0, in 32-bit words) and each 32-bit word of A and B holds
+// two bfloat16 values, k-steps 2p (low half) and 2p+1 (high half); B's step
+// is 32 such words, one per column, and kc counts pairs. Each pair step is
+// one VDPBF16PS (assembled from its bytes: the Go assembler lacks it), which
+// adds both exact products to the float32 sums.
 TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
@@ -265,6 +272,8 @@ TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	VPXORD Z11, Z11, Z11
 	TESTQ CX, CX
 	JE kernel6x32AVX512Ex_epilogue
+	TESTQ $8, SI
+	JNE kernel6x32AVX512Ex_bf16
 	TESTQ R8, R8
 	JNE kernel6x32AVX512Ex_direct
 
@@ -404,6 +413,38 @@ kernel6x32AVX512Ex_store:
 	VZEROUPPER
 	RET
 
+kernel6x32AVX512Ex_bf16:
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+kernel6x32AVX512Ex_bfloop:
+	VMOVUPS 0(BX), Z12
+	VMOVUPS 64(BX), Z13
+	VBROADCASTSS (AX), Z16
+	BYTE $0x62; BYTE $0xd2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xc4  // VDPBF16PS Z12, Z16, Z0
+	BYTE $0x62; BYTE $0xd2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xcd  // VDPBF16PS Z13, Z16, Z1
+	VBROADCASTSS (AX)(R8*1), Z17
+	BYTE $0x62; BYTE $0xd2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xd4  // VDPBF16PS Z12, Z17, Z2
+	BYTE $0x62; BYTE $0xd2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xdd  // VDPBF16PS Z13, Z17, Z3
+	VBROADCASTSS (AX)(R8*2), Z18
+	BYTE $0x62; BYTE $0xd2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xe4  // VDPBF16PS Z12, Z18, Z4
+	BYTE $0x62; BYTE $0xd2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xed  // VDPBF16PS Z13, Z18, Z5
+	VBROADCASTSS (R9), Z19
+	BYTE $0x62; BYTE $0xd2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xf4  // VDPBF16PS Z12, Z19, Z6
+	BYTE $0x62; BYTE $0xd2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xfd  // VDPBF16PS Z13, Z19, Z7
+	VBROADCASTSS (R9)(R8*1), Z20
+	BYTE $0x62; BYTE $0x52; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xc4  // VDPBF16PS Z12, Z20, Z8
+	BYTE $0x62; BYTE $0x52; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xcd  // VDPBF16PS Z13, Z20, Z9
+	VBROADCASTSS (R9)(R8*2), Z21
+	BYTE $0x62; BYTE $0x52; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xd4  // VDPBF16PS Z12, Z21, Z10
+	BYTE $0x62; BYTE $0x52; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xdd  // VDPBF16PS Z13, Z21, Z11
+	ADDQ $4, AX
+	ADDQ $4, R9
+	ADDQ $128, BX
+	DECQ CX
+	JNZ kernel6x32AVX512Ex_bfloop
+	JMP kernel6x32AVX512Ex_epilogue
+
 // func dots8x8AVX2(n8 int, x *float32, ld int, w *float32, acc *float32)
 //
 // dots32AVX2's sums for 8 rows (row i at x + i*ld), 8 steps at a time:
@@ -483,5 +524,45 @@ dots8x8AVX2_loop:
 	JNZ dots8x8AVX2_loop
 dots8x8AVX2_done:
 	VMOVUPS Y15, 0(DI)
+	VZEROUPPER
+	RET
+
+// func roundBF16AVX512(n16 int, src *float32, dst *uint16)
+//
+// Rounds 16*n16 float32 values to bfloat16 as BF16Bits does: round to
+// nearest, ties to even, by adding 0x7fff plus the lowest kept bit and
+// keeping the top half; a NaN keeps its top half with the quiet bit set.
+TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ n16+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	MOVL $1, AX
+	VPBROADCASTD AX, Z10
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z11
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z12
+	MOVL $0x7f800000, AX
+	VPBROADCASTD AX, Z13
+	MOVL $0x400000, AX
+	VPBROADCASTD AX, Z14
+	TESTQ CX, CX
+	JE roundBF16AVX512_done
+roundBF16AVX512_loop:
+	VMOVDQU32 (SI), Z0
+	VPSRLD $16, Z0, Z1
+	VPANDD Z10, Z1, Z1
+	VPADDD Z11, Z0, Z2
+	VPADDD Z1, Z2, Z2
+	VPANDD Z12, Z0, Z3
+	VPCMPUD $6, Z13, Z3, K1
+	VPORD Z14, Z0, K1, Z2
+	VPSRLD $16, Z2, Z2
+	VPMOVDW Z2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ roundBF16AVX512_loop
+roundBF16AVX512_done:
 	VZEROUPPER
 	RET

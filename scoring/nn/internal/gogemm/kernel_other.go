@@ -4,3 +4,11 @@ package gogemm
 
 // Kernels returns every micro-kernel this CPU can run, fastest last.
 func Kernels() []Kernel { return []Kernel{Generic} }
+
+// HasBF16 reports whether this CPU runs a vector bfloat16 kernel: none
+// outside amd64.
+func HasBF16() bool { return false }
+
+var bf16AVX512 bf16Func = bf16Go
+
+func roundBF16(dst []uint16, src []float32) { roundBF16Go(dst, src) }
