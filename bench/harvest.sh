@@ -12,11 +12,20 @@
 #
 #   MODEL=out/train/mixed-20m bench/harvest.sh
 #   PRESETS=paper:0.0002 QUOTAS="1 4" MODEL=out/cost/models bench/harvest.sh
+#
+# FLAGS adds harvest flags to every run and TAG names its output
+# directories apart (out/bench/harvest-<preset>-q<quota><TAG>), e.g.
+#
+#   PRESETS=paper:0.00025 QUOTAS=8 MODEL=out/cost/models FLAGS=--gen_precision=bf16 TAG=-bf16 bench/harvest.sh
+#
+# and go run ./bench/harvestcmp compares two runs' labels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-out/train/mixed-20m}
 PRESETS=${PRESETS:-"demo:0.002 paper:0.0001"}
 QUOTAS=${QUOTAS:-1}
+FLAGS=${FLAGS:-}
+TAG=${TAG:-}
 C=../shared/data/corpus/mixed-2m.jsonl.gz
 RES=bench/results.txt
 make -s build
@@ -28,15 +37,15 @@ make -s build
 bin/encode --corpus=out/bench/m2 --model="$MODEL" > out/bench/m2-encode.log 2>&1 ||
   { tail -5 out/bench/m2-encode.log; exit 1; }
 echo "" >> "$RES"
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): harvest cost on mixed-2m, models $MODEL${NOTE:+ ($NOTE)}" | tee -a "$RES"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): harvest cost on mixed-2m, models $MODEL${FLAGS:+, flags $FLAGS}${NOTE:+ ($NOTE)}" | tee -a "$RES"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: the default (--blas=go)" | tee -a "$RES"
 for ps in $PRESETS; do
  for q in $QUOTAS; do
   preset=${ps%%:*} sample=${ps##*:}
-  out=out/bench/harvest-$preset-q$q
+  out=out/bench/harvest-$preset-q$q$TAG
   /usr/bin/time -f "%U %S %e %M" -o /tmp/harvest-time bin/harvest --corpus=out/bench/m2 --model="$MODEL" \
     --output="$out" --preset="$preset" --sample="$sample" --print=0 \
-    --pair_quota="near:$q,mid:$q,far:$q,random:$q" > "$out.log" 2>&1
+    --pair_quota="near:$q,mid:$q,far:$q,random:$q" $FLAGS > "$out.log" 2>&1
   read -r user sys wall rss < /tmp/harvest-time
   python3 - "$out/summary.json" "$preset" "$sample" "$user" "$sys" "$wall" "$q" "$rss" <<'PY' | tee -a bench/results.txt
 import json, sys

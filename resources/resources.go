@@ -83,6 +83,10 @@ type Paths struct {
 	// job's output), local or remote; empty for none. The models' vectors
 	// found there are loaded instead of computed (LoadVectors).
 	Vectors string
+	// GenPrecision is the generative model's arithmetic
+	// (gen.Model.SetPrecision; empty for float32). Resources of two
+	// precisions are two sets of models, each with its own caches.
+	GenPrecision string
 }
 
 var (
@@ -128,6 +132,12 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		if err != nil {
 			e.err = err
 			return
+		}
+		if m.Gen != nil {
+			if err := m.Gen.SetPrecision(p.GenPrecision); err != nil {
+				e.err = fmt.Errorf("models %s: %w", p.Models, err)
+				return
+			}
 		}
 		eng, err := m.Engine(st)
 		if err != nil {

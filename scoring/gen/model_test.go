@@ -332,3 +332,59 @@ func TestScoreFollowsTraining(t *testing.T) {
 		t.Fatal("the training step changed no score")
 	}
 }
+
+// TestScoreBF16 checks the bfloat16 precision: scores near the float32
+// ones but not the same bits, and float32 again, bit for bit, after
+// switching back.
+func TestScoreBF16(t *testing.T) {
+	cfg := Config{Vocab: 300, Dim: 64, Heads: 4, FF: 128, EncLayers: 2, DecLayers: 2,
+		MaxSrc: 40, MaxTgt: 16, MaxSegments: 5}
+	m, err := New(cfg, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPrecision("fp16"); err == nil {
+		t.Error("precision fp16 accepted")
+	}
+	tok := wordTok{cfg.Vocab}
+	r := rand.New(rand.NewPCG(8, 8))
+	var reqs []Request
+	for _, e := range copyExamples(40, r) {
+		for _, dir := range []examples.Direction{examples.ToSentence, examples.ToLeft, examples.ToRight} {
+			reqs = append(reqs, NewRequest(tok, e.Context, e.S, dir))
+		}
+	}
+	fp32 := m.Score(reqs)
+	if err := m.SetPrecision(PrecisionBF16); err != nil {
+		if nn.HasBF16() {
+			t.Fatal(err)
+		}
+		t.Skipf("no AVX512_BF16: %v", err)
+	}
+	if m.Precision() != PrecisionBF16 {
+		t.Fatalf("precision %q", m.Precision())
+	}
+	bf16 := m.Score(reqs)
+	var maxDiff float64
+	same := 0
+	for i := range reqs {
+		d := math.Abs(float64(bf16[i] - fp32[i]))
+		maxDiff = max(maxDiff, d)
+		if bf16[i] == fp32[i] {
+			same++
+		}
+	}
+	t.Logf("%d scores, mean log-probability per token: largest bf16 change %.4f, %d unchanged", len(reqs), maxDiff, same)
+	if maxDiff > 0.05 || same == len(reqs) {
+		t.Errorf("bf16 scores differ from fp32 by up to %v (%d of %d unchanged)", maxDiff, same, len(reqs))
+	}
+	if err := m.SetPrecision(""); err != nil {
+		t.Fatal(err)
+	}
+	again := m.Score(reqs)
+	for i := range reqs {
+		if math.Float32bits(again[i]) != math.Float32bits(fp32[i]) {
+			t.Fatalf("request %d: fp32 score %v after bf16, %v before", i, again[i], fp32[i])
+		}
+	}
+}

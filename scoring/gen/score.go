@@ -2,6 +2,7 @@ package gen
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/ctxsim/ctxsim/scoring/nn"
@@ -18,6 +19,52 @@ const (
 	// once, bounding the (rows, vocab) buffer.
 	logitRows = 256
 )
+
+// Precisions of Score's linear layers (SetPrecision).
+const (
+	// PrecisionFP32 is float32 throughout, the default.
+	PrecisionFP32 = "fp32"
+	// PrecisionBF16 rounds the inputs and weights of every linear layer
+	// (the attention projections, the feed-forward layers and the output
+	// projection, nearly all of the arithmetic) to bfloat16 and sums their
+	// products in float32 (nn.Linear.PackBF16); attention, softmax and
+	// LayerNorm stay float32. It needs a CPU with AVX512_BF16.
+	PrecisionBF16 = "bf16"
+)
+
+// CheckPrecision returns an error unless SetPrecision(p) would succeed.
+func CheckPrecision(p string) error {
+	switch p {
+	case "", PrecisionFP32:
+		return nil
+	case PrecisionBF16:
+		if !nn.HasBF16() {
+			return fmt.Errorf("gen: precision %q needs a CPU with AVX512_BF16, which this one lacks; use %q", p, PrecisionFP32)
+		}
+		return nil
+	}
+	return fmt.Errorf("gen: precision %q, want %q or %q", p, PrecisionFP32, PrecisionBF16)
+}
+
+// SetPrecision chooses the arithmetic of Score (PrecisionFP32, the
+// default when p is empty, or PrecisionBF16). Scores in bfloat16 differ from
+// float32 ones by the operands' rounding. It must not be called while
+// Score runs.
+func (m *Model) SetPrecision(p string) error {
+	if err := CheckPrecision(p); err != nil {
+		return err
+	}
+	m.packing.SetBF16(p == PrecisionBF16, m.linears)
+	return nil
+}
+
+// Precision returns the arithmetic of Score's linear layers.
+func (m *Model) Precision() string {
+	if m.packing.BF16() {
+		return PrecisionBF16
+	}
+	return PrecisionFP32
+}
 
 // Score returns, for each request, the mean log-probability per target
 // token (<eos> included) of the requested segment given the other two:

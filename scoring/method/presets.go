@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ctxsim/ctxsim/scoring/gen"
 )
 
 // depth sets the retrieval depth, R and |C_s| of s.
@@ -53,6 +55,8 @@ type Overrides struct {
 	NoDiversity bool
 	Similarity  string
 	Labeler     string
+	// GenPrecision is "fp32" or "bf16" (Settings.GenPrecision).
+	GenPrecision string
 }
 
 // ParseLambda reads the weights of Eq. 3 as "name:weight,...", for
@@ -117,6 +121,13 @@ func (o Overrides) Apply(s Settings) (Settings, error) {
 	}
 	if o.Labeler != "" {
 		s.Labeler = o.Labeler
+	}
+	switch o.GenPrecision {
+	case "":
+	case gen.PrecisionFP32:
+		s.GenPrecision = ""
+	default:
+		s.GenPrecision = o.GenPrecision
 	}
 	return s, s.Validate()
 }

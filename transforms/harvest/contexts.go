@@ -50,7 +50,9 @@ func (c Config) open(ctx context.Context) (*resources.Resources, error) {
 			return nil, err
 		}
 	}
-	return resources.Open(ctx, c.Paths)
+	p := c.Paths
+	p.GenPrecision = c.Settings.GenPrecision
+	return resources.Open(ctx, p)
 }
 
 // ContextSets builds C_s (schemas.ContextSet) for each retrieval

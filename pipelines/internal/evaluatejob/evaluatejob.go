@@ -105,7 +105,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	pairs := sts.Spread(all, c.Pairs)
 	start := time.Now()
-	res, err := c.open(ctx, len(pairs), start)
+	res, err := c.open(ctx, base.GenPrecision, len(pairs), start)
 	if err != nil {
 		return err
 	}
@@ -145,10 +145,12 @@ func (c Config) variants() (method.Settings, []evaluation.Variant, error) {
 	return base, vs, err
 }
 
-// open loads the chunks, the models and the index, and prints what it
-// loaded for the evaluation of n pairs begun at start.
-func (c Config) open(ctx context.Context, n int, start time.Time) (*resources.Resources, error) {
-	res, err := resources.Open(ctx, resources.Paths{Chunks: c.Chunks, Models: c.Model, Index: c.Index, Vectors: c.Vectors})
+// open loads the chunks, the models (the generative one in precision
+// genPrecision) and the index, and prints what it loaded for the
+// evaluation of n pairs begun at start.
+func (c Config) open(ctx context.Context, genPrecision string, n int, start time.Time) (*resources.Resources, error) {
+	res, err := resources.Open(ctx, resources.Paths{Chunks: c.Chunks, Models: c.Model, Index: c.Index, Vectors: c.Vectors,
+		GenPrecision: genPrecision})
 	if err != nil {
 		return nil, err
 	}
