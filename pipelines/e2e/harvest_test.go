@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
@@ -247,5 +248,51 @@ func TestHarvest(t *testing.T) {
 	if want := fmt.Sprint([]string{"_manifest.json", "part-00000-of-00003.parquet", "part-00001-of-00003.parquet",
 		"part-00002-of-00003.parquet"}); fmt.Sprint(names) != want {
 		t.Fatalf("pairs directory after restart: %v", names)
+	}
+
+	checkGenPrecision(t, corpusOut, model)
+}
+
+// checkGenPrecision harvests with the generative terms in float32 and in
+// bfloat16: the same pairs, labels near but not all equal, and the
+// precision in the settings of every bfloat16 row. A CPU without
+// AVX512_BF16 refuses bf16, naming the need.
+func checkGenPrecision(t *testing.T, corpusOut, model string) {
+	gen := []string{"--lambda=disc:1,to_s:1,to_left:1,to_right:1", "--rerank_by=disc", "--labeler=origin", "--similarity=cosine"}
+	out32 := filepath.Join(t.TempDir(), "fp32")
+	run(t, "harvest", append(harvestArgs(corpusOut, model, out32), gen...)...)
+	out16 := filepath.Join(t.TempDir(), "bf16")
+	args := append(append(harvestArgs(corpusOut, model, out16), gen...), "--gen_precision=bf16")
+	if !nn.HasBF16() {
+		code, stderr := runExit(t, "harvest", args...)
+		if code == 0 || !strings.Contains(stderr, "AVX512_BF16") {
+			t.Fatalf("bf16 on a CPU without AVX512_BF16: exit %d, %s", code, stderr)
+		}
+		t.Log("no AVX512_BF16 on this CPU: bf16 refused, as it should be")
+		return
+	}
+	run(t, "harvest", args...)
+	p32, p16 := sortedPairs(t, out32+"/pairs"), sortedPairs(t, out16+"/pairs")
+	if len(p32) == 0 || len(p32) != len(p16) {
+		t.Fatalf("%d fp32 pairs, %d bf16 pairs", len(p32), len(p16))
+	}
+	var maxDiff float64
+	changed := 0
+	for i := range p32 {
+		if p32[i].PairID != p16[i].PairID {
+			t.Fatalf("pair %d: %s in fp32, %s in bf16", i, p32[i].PairID, p16[i].PairID)
+		}
+		if strings.Contains(p32[i].Settings, "gen_precision") || !strings.Contains(p16[i].Settings, `"gen_precision":"bf16"`) {
+			t.Fatalf("settings: fp32 %s, bf16 %s", p32[i].Settings, p16[i].Settings)
+		}
+		d := math.Abs(float64(p32[i].Label - p16[i].Label))
+		maxDiff = max(maxDiff, d)
+		if d > 0 {
+			changed++
+		}
+	}
+	t.Logf("bf16 changed %d of %d labels, by up to %.4f", changed, len(p32), maxDiff)
+	if changed == 0 || maxDiff > 0.1 {
+		t.Fatalf("bf16 changed %d of %d labels, by up to %v", changed, len(p32), maxDiff)
 	}
 }

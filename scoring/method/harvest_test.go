@@ -502,8 +502,17 @@ func TestOverrides(t *testing.T) {
 	if s, _ := (Overrides{}).Apply(Defaults()); s.JSON() != Defaults().JSON() {
 		t.Fatal("empty overrides changed the settings")
 	}
+	// fp32 is stored as the default (the settings, and so the labels'
+	// provenance, of earlier harvests); bf16 is stored.
+	if s, _ := (Overrides{GenPrecision: "fp32"}).Apply(Paper()); s.JSON() != Paper().JSON() {
+		t.Fatalf("fp32 changed the settings: %s", s.JSON())
+	}
+	if s, err := (Overrides{GenPrecision: "bf16"}).Apply(Paper()); err != nil || s.GenPrecision != "bf16" ||
+		!strings.Contains(s.JSON(), `"gen_precision":"bf16"`) {
+		t.Fatalf("bf16: %s, %v", s.JSON(), err)
+	}
 	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "ctx:a"}, {Lambda: "ctx:0"}, {Lambda: "ctx:1,ctx:2"}, {Lambda: ":1"},
-		{Lambda: "ctx:NaN"}, {SetSize: 2000}, {Similarity: "dot"}, {Labeler: "x"}} {
+		{Lambda: "ctx:NaN"}, {SetSize: 2000}, {Similarity: "dot"}, {Labeler: "x"}, {GenPrecision: "fp16"}} {
 		if _, err := o.Apply(Defaults()); err == nil {
 			t.Fatalf("%+v accepted", o)
 		}

@@ -25,7 +25,7 @@ func TestSettings(t *testing.T) {
 	if st.TopK != 50 || st.Rerank != 200 || st.RerankBy != "disc" || st.Lambda["disc"] != 0.5 || st.Labeler != "origin" {
 		t.Fatalf("%+v", st)
 	}
-	for _, bad := range [][]string{{"--preset=huge"}, {"--lambda=1,1,1,1"}, {"--top_k=-1"}, {"--top_k=0"}, {"--rerank=0"}, {"--set_size=0"}, {"--similarity=dot"}, {"--labeler=best"}} {
+	for _, bad := range [][]string{{"--preset=huge"}, {"--lambda=1,1,1,1"}, {"--top_k=-1"}, {"--top_k=0"}, {"--rerank=0"}, {"--set_size=0"}, {"--similarity=dot"}, {"--labeler=best"}, {"--gen_precision=int8"}} {
 		f, err := parse(t, bad...)
 		if err != nil {
 			t.Fatal(err)
