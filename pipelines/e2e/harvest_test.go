@@ -291,7 +291,7 @@ func checkGenPrecision(t *testing.T, corpusOut, model string) {
 			changed++
 		}
 	}
-	t.Logf("bf16 changed %d of %d labels, by up to %.4f", changed, len(p32), maxDiff)
+	t.Logf("bf16 changed %d of %d labels, by up to %.3g", changed, len(p32), maxDiff)
 	if changed == 0 || maxDiff > 0.1 {
 		t.Fatalf("bf16 changed %d of %d labels, by up to %v", changed, len(p32), maxDiff)
 	}
