@@ -53,6 +53,12 @@ type Summary struct {
 	// increasing order.
 	LabelHistogram []HistogramBin `json:"label_histogram"`
 
+	// StageSeconds are worker-seconds per stage: the wall time each DoFn
+	// spent in its elements, summed over every worker, including those
+	// running at once. They say how the work splits between the stages,
+	// not how long a stage took: a runner with more workers than cores
+	// (Prism runs many bundles at once) makes them exceed the run's wall
+	// time × cores. CPUSeconds is the run's cost.
 	StageSeconds map[string]float64 `json:"stage_seconds"`
 	// GenEvals counts the infilling model's evaluations and CtxPairs the
 	// contrastive model's (sentence, context) scores, per stage.
