@@ -119,10 +119,23 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("version 1 changed under the refresh: %d pairs, was %d", len(got), len(v1Pairs))
 	}
 
-	// A full run on the final corpus.
+	// A full run on the final corpus, storing its sentence vectors and
+	// loading them: everything below compares it with the refresh, whose
+	// workers computed theirs.
 	full := filepath.Join(tmp, "full")
-	run(t, "refresh", args(finalIn, full)...)
+	if code, stderr := runExit(t, "refresh", append(args(finalIn, full), "--vectors=some")...); code == 0 || !strings.Contains(stderr, "--vectors") {
+		t.Fatalf("--vectors=some: exit %d, %s", code, stderr)
+	}
+	out = run(t, "refresh", append(args(finalIn, full), "--vectors=encode")...)
+	tables, _ := filepath.Glob(filepath.Join(full, "versions/v000001/corpus/vectors/*"))
+	if len(tables) != 2 || !strings.Contains(out, "the harvest loads the sentence vectors in "+filepath.Join(full, "versions/v000001/corpus/vectors")) {
+		t.Fatalf("refresh --vectors=encode stored %v and loaded:\n%s", tables, out)
+	}
 	f1 := readManifest(t, full, "v000001")
+	if f1.Counters["harvest/sentences_encoded"] >= v2.Counters["harvest/sentences_encoded"] {
+		t.Fatalf("with stored vectors the harvest encoded %d sentences, without %d",
+			f1.Counters["harvest/sentences_encoded"], v2.Counters["harvest/sentences_encoded"])
+	}
 	if f1.IndexFingerprint != v2.IndexFingerprint {
 		t.Fatalf("updated index %s differs from the rebuilt one %s", v2.IndexFingerprint, f1.IndexFingerprint)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
+	"github.com/ctxsim/ctxsim/pipelines/internal/encodejob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/harvestjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
@@ -45,6 +46,10 @@ that <root>/CURRENT.json points at, and writes <root>/versions/vNNNNNN/:
   corpus/index/                             the previous index, updated:
                                             chunks of removed or changed
                                             documents deleted, new ones added
+  corpus/vectors/                           with --vectors=encode: the
+                                            sentences' stored vectors
+                                            (bin/encode), which the harvest
+                                            loads instead of computing
   harvest/{pairs,context_sets,dead_letters}/, harvest/summary.json and
                                             harvest/report.html
   MANIFEST.json                             what the version holds
@@ -72,6 +77,11 @@ type Config struct {
 	Shards, FileShards, Keep int
 	// WorkDir holds index shards while they are built for a remote root.
 	WorkDir string
+	// Vectors is "none" (the harvest's workers compute the sentence
+	// vectors they need) or "encode" (each version's sentence vectors are
+	// stored once beside its index, as bin/encode stores them, and the
+	// harvest loads them).
+	Vectors string
 
 	flags *settings.HarvestFlags
 }
@@ -86,11 +96,22 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Shards, "shards", 4, "Index shards of a first version (later versions keep their parent's).")
 	fs.IntVar(&c.FileShards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Keep, "keep_versions", 3, "Versions kept, the current one included; older ones are removed.")
+	fs.StringVar(&c.Vectors, "vectors", VectorsNone, "Sentence vectors of each version: none (the harvest's workers compute those they need) or encode "+
+		"(encode all of the version's sentences once into corpus/vectors, as bin/encode does, and load them: worth it when many workers would each compute them; the labels are the same).")
 	fs.StringVar(&c.WorkDir, "work_dir", "", "Local scratch directory for index shards when --root is remote (default: the system's temporary directory).")
 }
 
+// Values of Config.Vectors.
+const (
+	VectorsNone   = "none"
+	VectorsEncode = "encode"
+)
+
 // Resolve parses the method flags into c.Method.
 func (c *Config) Resolve() error {
+	if c.Vectors != "" && c.Vectors != VectorsNone && c.Vectors != VectorsEncode {
+		return fmt.Errorf("--vectors must be %s or %s, got %q", VectorsNone, VectorsEncode, c.Vectors)
+	}
 	if c.flags == nil {
 		return nil
 	}
@@ -212,6 +233,17 @@ func Run(ctx context.Context, c Config) error {
 	m.Seconds["index"] = time.Since(t0).Seconds()
 	chunks = nil
 
+	// 3b. The sentences' stored vectors, when asked for.
+	if c.Vectors == VectorsEncode {
+		t0 = time.Now()
+		if err := encodejob.Run(ctx, encodejob.Config{Sentences: storage.Join(corpusDir, "sentences/*.parquet"),
+			Output: storage.Join(corpusDir, "vectors"), Model: c.Model, Shards: c.FileShards, BLAS: c.Method.BLAS}); err != nil {
+			return fmt.Errorf("encoding the sentence vectors: %w", err)
+		}
+		m.Seconds["encode"] = time.Since(t0).Seconds()
+		fmt.Printf("refresh: the harvest loads the sentence vectors in %s\n", storage.Join(corpusDir, "vectors"))
+	}
+
 	// 4. Harvest, reusing the parent's context sets and labels.
 	t0 = time.Now()
 	m.Reused = pm != nil && pm.Method == m.Method
@@ -280,6 +312,9 @@ func ingestVersion(ctx context.Context, inputs []string, copts corpus.Options, c
 func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir string, pc harvest.PairConfig, m *Manifest) (jobrun.Counters, error) {
 	chunksGlob := storage.Join(corpusDir, "chunks/*.parquet")
 	paths := resources.Paths{Chunks: chunksGlob, Models: absPath(c.Model), Index: storage.Join(corpusDir, "index")}
+	if c.Vectors == VectorsEncode {
+		paths.Vectors = storage.Join(corpusDir, "vectors")
+	}
 	spec := harvestjob.NewSpec(c.Method, pc, paths, m.ModelFingerprint, m.IndexFingerprint)
 
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
