@@ -112,7 +112,8 @@ func (l *Linear) Pack() {
 // float32 (gogemm.GemmBF16), twice the multiply-adds per instruction of
 // float32 on a CPU with AVX512_BF16 (HasBF16), and far slower on others.
 // The outputs differ from float32 ones by the rounding of the operands,
-// about 3 significant digits. The conditions of Pack apply.
+// about 3 significant digits. The conditions of Pack apply. ForwardFill
+// and ForwardCat stay float32.
 func (l *Linear) PackBF16() {
 	l.packed = nil
 	l.packed16 = gogemm.PackBF16(true, l.In(), l.Out(), l.W.Value.Data, l.In())
