@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/gen"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
@@ -200,6 +201,19 @@ func (c *Config) vectorsRoot() Vectors {
 	return Vectors{Root: c.Vectors, Required: true}
 }
 
+// CheckPrecision refuses, before the job starts, a generative precision
+// this machine's CPU cannot run when the workers run here
+// (jobrun.LocalWorkers); remote workers check their own CPU.
+func CheckPrecision(st method.Settings) error {
+	if st.GenPrecision == "" || !jobrun.LocalWorkers() {
+		return nil
+	}
+	if err := gen.CheckPrecision(st.GenPrecision); err != nil {
+		return fmt.Errorf("--gen_precision: %w", err)
+	}
+	return nil
+}
+
 // Vectors is where a harvest's workers load stored sentence vectors from.
 type Vectors struct {
 	// Root is the encode job's output directory; empty for none.
@@ -233,6 +247,9 @@ func Prepare(ctx context.Context, h settings.Harvest, model, indexDir, chunks st
 		return harvest.Spec{}, err
 	}
 	if err := models.Check(h.Method); err != nil {
+		return harvest.Spec{}, err
+	}
+	if err := CheckPrecision(h.Method); err != nil {
 		return harvest.Spec{}, err
 	}
 	paths := resources.Paths{Chunks: absGlob(chunks), Models: absGlob(model), Index: absGlob(indexDir)}

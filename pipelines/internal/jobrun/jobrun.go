@@ -45,6 +45,16 @@ func RunnerName() string {
 	return "prism"
 }
 
+// LocalWorkers reports whether the job's workers run on this machine: the
+// Prism or direct runner with the loopback environment (the default).
+// Checks of the CPU (such as gen.CheckPrecision) can then be made before
+// the job starts, instead of failing in every worker.
+func LocalWorkers() bool {
+	r := RunnerName()
+	env := strings.ToUpper(FlagValue("environment_type"))
+	return (r == "prism" || r == "direct") && (env == "" || env == "LOOPBACK")
+}
+
 // Print writes the counters of the given namespaces, sorted.
 func (c Counters) Print(w io.Writer, namespaces ...string) {
 	var keys []string

@@ -170,6 +170,9 @@ func Run(ctx context.Context, c Config) error {
 	if err := models.Check(c.Method.Method); err != nil {
 		return err
 	}
+	if err := harvestjob.CheckPrecision(c.Method.Method); err != nil {
+		return err
+	}
 	pc, err := harvestjob.PairConfig(c.Method)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ package gogemm
 
 import (
 	"fmt"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -103,8 +104,17 @@ func Kernels() []Kernel {
 }
 
 // HasBF16 reports whether this CPU runs the AVX-512 bfloat16 kernel
-// (AVX512_BF16); GemmBF16 falls back to a scalar loop without it.
-func HasBF16() bool { return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 }
+// (AVX512_BF16); GemmBF16 falls back to a scalar loop without it. Setting
+// NoBF16Env in the environment makes it false, as on a CPU without the
+// instructions.
+func HasBF16() bool { return hasBF16 }
+
+// NoBF16Env names the environment variable that, set to any value, turns
+// the AVX-512 bfloat16 kernel off (HasBF16 false), to run as on a CPU
+// without it.
+const NoBF16Env = "CTXSIM_NO_BF16"
+
+var hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && os.Getenv(NoBF16Env) == ""
 
 // bf16AVX512 is the bfloat16 form of kernel6x32AVX512Ex (flag bit 3), with
 // the bounds checks the assembly cannot do.
