@@ -47,6 +47,12 @@ type Config struct {
 	// runner that runs a stage as one bundle (Prism) would otherwise
 	// encode on one core.
 	Threads int
+	// Reuse, when not empty, is a complete table of the same key (an
+	// earlier corpus version's): a sentence whose ID it holds gets that
+	// vector instead of being encoded (an ID hashes the sentence's text).
+	// Each shard reads only its own file of Reuse, which needs the same
+	// number of shards; a table with another number is not used.
+	Reuse string
 }
 
 // part is the sentences one thread encodes at a time.
@@ -108,11 +114,13 @@ type encodeShardFn struct {
 	RunID        string
 	RowGroupRows int64
 
-	scorer  method.VectorScorer
-	ids     []string
-	texts   []string
-	encoded counter.Counter
-	prog    *progress.Reporter
+	scorer          method.VectorScorer
+	ids             []string
+	texts           []string
+	encoded, reused counter.Counter
+	prog            *progress.Reporter
+	// reuse is Cfg.Reuse when it can be used (see Config.Reuse).
+	reuse string
 }
 
 func (f *encodeShardFn) Setup(ctx context.Context) error {
@@ -133,6 +141,16 @@ func (f *encodeShardFn) Setup(ctx context.Context) error {
 	}
 	term, _, _ := strings.Cut(f.Cfg.Key, "-")
 	f.encoded = counter.New("encode", "vectors_"+term)
+	f.reused = counter.New("encode", "vectors_reused_"+term)
+	if f.Cfg.Reuse != "" {
+		m, err := storage.CheckTable(ctx, f.Cfg.Reuse)
+		switch {
+		case err != nil:
+			return fmt.Errorf("vectors to reuse: %w", err)
+		case m.NumShards == f.NumShards:
+			f.reuse = f.Cfg.Reuse
+		}
+	}
 	f.prog = progress.New("encode", "sentences ("+f.Cfg.Key+")")
 	return nil
 }
@@ -141,9 +159,21 @@ func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents fun
 	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: reflect.TypeOf(schemas.SentenceVector{}),
 		RunID: f.RunID, RowGroupRows: f.RowGroupRows}
 	f.ids, f.texts = f.ids[:0], f.texts[:0]
+	prev, err := f.previous(ctx, shard)
+	if err != nil {
+		return "", err
+	}
 	e, err := t.WriteShard(ctx, shard, func(write func(any) error) error {
 		var st schemas.Sentence
 		for sents(&st) {
+			if v, ok := prev[st.ID]; ok {
+				if err := write(schemas.SentenceVector{SentenceID: st.ID, Vector: v}); err != nil {
+					return err
+				}
+				f.reused.Inc(ctx, 1)
+				f.prog.Add(1)
+				continue
+			}
 			f.ids, f.texts = append(f.ids, st.ID), append(f.texts, st.Text)
 			if len(f.ids) >= f.Cfg.Batch {
 				if err := f.flush(ctx, write); err != nil {
@@ -158,6 +188,23 @@ func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents fun
 	}
 	b, err := json.Marshal(e)
 	return string(b), err
+}
+
+// previous returns the vectors of the reused table's file for the shard,
+// by sentence ID, or nil without one.
+func (f *encodeShardFn) previous(ctx context.Context, shard int) (map[string][]float32, error) {
+	if f.reuse == "" {
+		return nil, nil
+	}
+	out := map[string][]float32{}
+	_, err := storage.ScanFile(ctx, storage.Join(f.reuse, storage.FileName(shard, f.NumShards)), func(v schemas.SentenceVector) bool {
+		out[v.SentenceID] = v.Vector
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vectors to reuse: %w", err)
+	}
+	return out, nil
 }
 
 // flush encodes the gathered sentences, parts of them on several threads

@@ -39,7 +39,9 @@ computing them in each worker; its labels are the same.
 Writes one table per model under --output (default <corpus>/vectors), named
 by the model's vector key: the term and a hash of the model's weights (and
 tokenizer), so any model directory holding the same model finds them. A
-table already complete there is kept unless --overwrite.`
+table already complete there is kept unless --overwrite. With --reuse, the
+vectors an earlier version of the corpus stored for the same sentences are
+copied instead of computed.`
 
 // Config is the encode job's command line.
 type Config struct {
@@ -51,6 +53,10 @@ type Config struct {
 	Terms string
 	// Overwrite recomputes tables that are already complete.
 	Overwrite bool
+	// Reuse is another vectors directory (an earlier corpus version's):
+	// the vectors of sentences it holds under the same model are copied
+	// instead of computed (vectors.Config.Reuse). Empty for none.
+	Reuse string
 	Shards    int
 	BLAS      string
 }
@@ -63,6 +69,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Output, "output", "", "Vectors directory (default <corpus>/vectors).")
 	fs.StringVar(&c.Terms, "terms", "", "Comma-separated models to encode, of "+method.TermDisc+" and "+method.TermCtx+" (default: every one the model directory holds).")
 	fs.BoolVar(&c.Overwrite, "overwrite", false, "Recompute tables that are already complete.")
+	fs.StringVar(&c.Reuse, "reuse", "", "Another vectors directory, local or gs:// (an earlier version of the corpus, encoded with the same --parquet_shards): "+
+		"the vectors it holds of the same sentences under the same model are copied instead of computed (default: none).")
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.StringVar(&c.BLAS, "blas", "go", "Matrix multiply: go, or openblas in a build with -tags openblas. Use the harvest's: stored vectors are then bit for bit those it would compute.")
 }
@@ -148,7 +156,18 @@ func Run(ctx context.Context, c Config) error {
 			sents = parquetio.Read(s, jobrun.AbsPath(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
 		}
 		tables = append(tables, dir)
-		vectors.Write(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS},
+		reuse := ""
+		if c.Reuse != "" {
+			prev := resources.VectorTable(c.Reuse, v)
+			ok, err := storage.Exists(ctx, storage.Join(prev, storage.ManifestName))
+			if err != nil {
+				return err
+			}
+			if ok {
+				reuse = prev
+			}
+		}
+		vectors.Write(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS, Reuse: reuse},
 			parquetio.Config{Dir: dir, NumShards: c.Shards}, sents)
 	}
 	if len(tables) == 0 {

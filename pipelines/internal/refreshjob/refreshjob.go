@@ -239,8 +239,15 @@ func Run(ctx context.Context, c Config) error {
 	// 3b. The sentences' stored vectors, when asked for.
 	if c.Vectors == VectorsEncode {
 		t0 = time.Now()
+		// The parent's vectors, where it stored them, are copied for the
+		// sentences it shares with this version.
+		reuse := ""
+		if pm != nil {
+			reuse = storage.Join(root.Dir(pm.Version), "corpus/vectors")
+		}
 		if err := encodejob.Run(ctx, encodejob.Config{Sentences: storage.Join(corpusDir, "sentences/*.parquet"),
-			Output: storage.Join(corpusDir, "vectors"), Model: c.Model, Shards: c.FileShards, BLAS: c.Method.BLAS}); err != nil {
+			Output: storage.Join(corpusDir, "vectors"), Model: c.Model, Shards: c.FileShards, BLAS: c.Method.BLAS,
+			Reuse: reuse}); err != nil {
 			return fmt.Errorf("encoding the sentence vectors: %w", err)
 		}
 		m.Seconds["encode"] = time.Since(t0).Seconds()
