@@ -56,9 +56,9 @@ type Config struct {
 	// Reuse is another vectors directory (an earlier corpus version's):
 	// the vectors of sentences it holds under the same model are copied
 	// instead of computed (vectors.Config.Reuse). Empty for none.
-	Reuse string
-	Shards    int
-	BLAS      string
+	Reuse  string
+	Shards int
+	BLAS   string
 }
 
 // Register adds the job's flags to fs, bound to c.
