@@ -243,15 +243,15 @@ func Run(ctx context.Context, c Config) error {
 		// sentences it shares with this version.
 		reuse := ""
 		if pm != nil {
-			reuse = storage.Join(root.Dir(pm.Version), "corpus/vectors")
+			reuse = vectorsDir(storage.Join(root.Dir(pm.Version), "corpus"))
 		}
 		if err := encodejob.Run(ctx, encodejob.Config{Sentences: storage.Join(corpusDir, "sentences/*.parquet"),
-			Output: storage.Join(corpusDir, "vectors"), Model: c.Model, Shards: c.FileShards, BLAS: c.Method.BLAS,
+			Output: vectorsDir(corpusDir), Model: c.Model, Shards: c.FileShards, BLAS: c.Method.BLAS,
 			Reuse: reuse}); err != nil {
 			return fmt.Errorf("encoding the sentence vectors: %w", err)
 		}
 		m.Seconds["encode"] = time.Since(t0).Seconds()
-		fmt.Printf("refresh: the harvest loads the sentence vectors in %s\n", storage.Join(corpusDir, "vectors"))
+		fmt.Printf("refresh: the harvest loads the sentence vectors in %s\n", vectorsDir(corpusDir))
 	}
 
 	// 4. Harvest, reusing the parent's context sets and labels.
@@ -302,6 +302,10 @@ func methodFingerprint(h settings.Harvest, pc harvest.PairConfig, modelFP string
 	return digest(key...)
 }
 
+// vectorsDir is where --vectors=encode stores a version's sentence
+// vectors, given its corpus directory.
+func vectorsDir(corpusDir string) string { return storage.Join(corpusDir, "vectors") }
+
 // ingestVersion reads the corpus into the version's corpus tables.
 func ingestVersion(ctx context.Context, inputs []string, copts corpus.Options, corpusDir string, shards int) (jobrun.Counters, error) {
 	p, s := beam.NewPipelineWithRoot()
@@ -323,7 +327,7 @@ func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir st
 	chunksGlob := storage.Join(corpusDir, "chunks/*.parquet")
 	paths := resources.Paths{Chunks: chunksGlob, Models: absPath(c.Model), Index: storage.Join(corpusDir, "index")}
 	if c.Vectors == VectorsEncode {
-		paths.Vectors = storage.Join(corpusDir, "vectors")
+		paths.Vectors = vectorsDir(corpusDir)
 	}
 	spec := harvestjob.NewSpec(c.Method, pc, paths, m.ModelFingerprint, m.IndexFingerprint)
 

@@ -45,12 +45,6 @@ type PackedBF16 struct {
 	data     []uint32
 }
 
-// K returns the number of rows of op(B).
-func (p *PackedBF16) K() int { return p.k }
-
-// N returns the number of columns of op(B).
-func (p *PackedBF16) N() int { return p.n }
-
 // PackBF16 rounds op(B), stored k×n (ldb >= n) or, if transB, n×k
 // (ldb >= k), to bfloat16 and packs it.
 func PackBF16(transB bool, k, n int, b []float32, ldb int) *PackedBF16 {
