@@ -40,6 +40,11 @@ type Kernel struct {
 	// applied to the tile before it is stored, bias holding the tile's NR
 	// column biases. Its sums are those of fn, bit for bit.
 	ex func(kc int, a []float32, lda int, b, c []float32, ldc int, flags int, bias []float32)
+	// half says that ex takes exHalf: it then sums columns 0 to NR/2-1
+	// alone, with the bits of the full tile, and stores what zero sums
+	// give in the others. A tile at the right edge of C with at most NR/2
+	// columns takes it, so that it costs half the multiply-adds.
+	half bool
 }
 
 // Flags of Kernel.ex.
@@ -48,6 +53,7 @@ const (
 	exBias              // add the column biases
 	exReLU              // then replace each value v by max(v, 0)
 	exBF16              // bfloat16 pairs, A in place (the AVX-512 kernel only; see GemmBF16)
+	exHalf              // the first NR/2 columns alone, the others left zero sums (kernels with half set)
 )
 
 // Generic is the portable scalar 4×4 kernel, available everywhere.
@@ -588,7 +594,11 @@ func macroKernel(kn Kernel, buf *packBuf, panelA func(buf *packBuf, ic, pc, mb, 
 				continue
 			}
 			if kn.ex != nil {
-				kn.ex(kb, apanel, lda, bpanel, tmp, nr, exStore, nil)
+				f := exStore
+				if kn.half && cols <= nr/2 {
+					f |= exHalf
+				}
+				kn.ex(kb, apanel, lda, bpanel, tmp, nr, f, nil)
 			} else {
 				kn.fn(kb, apanel, bpanel, tmp, nr, true)
 			}

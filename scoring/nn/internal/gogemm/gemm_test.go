@@ -221,3 +221,64 @@ func TestGemmBiasIsGemmThenEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfTile checks a kernel's half form (exHalf) against its full tile:
+// columns 0 to NR/2-1 the same bits, with A packed and read in place, and
+// zeros in the other columns; and that GemmWith takes it at a right edge
+// of at most NR/2 columns and gives the packed-only bits there.
+func TestHalfTile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	tested := false
+	for _, kn := range Kernels() {
+		if !kn.half {
+			continue
+		}
+		tested = true
+		mr, nr := kn.MR, kn.NR
+		for _, kc := range []int{1, 7, 256} {
+			b := randSlice(rng, kc*nr)
+			for _, lda := range []int{0, kc + 5} {
+				a := randSlice(rng, kc*mr)
+				if lda > 0 {
+					a = randSlice(rng, (mr-1)*lda+kc)
+				}
+				full := randSlice(rng, mr*nr)
+				kn.ex(kc, a, lda, b, full, nr, exStore, nil)
+				half := randSlice(rng, mr*nr)
+				kn.ex(kc, a, lda, b, half, nr, exStore|exHalf, nil)
+				for i := 0; i < mr; i++ {
+					if j, ok := sameBits(half[i*nr:i*nr+nr/2], full[i*nr:i*nr+nr/2]); !ok {
+						t.Fatalf("%s kc=%d lda=%d: half c[%d][%d] = %v, full %v", kn.Name, kc, lda, i, j, half[i*nr+j], full[i*nr+j])
+					}
+					for j := nr / 2; j < nr; j++ {
+						if half[i*nr+j] != 0 {
+							t.Fatalf("%s kc=%d lda=%d: half c[%d][%d] = %v, want 0", kn.Name, kc, lda, i, j, half[i*nr+j])
+						}
+					}
+				}
+			}
+		}
+		// Right edges of 1, NR/2 and NR/2+1 columns (the last one takes
+		// the full tile), through the packed and the in-place A.
+		for _, n := range []int{nr + 1, nr + nr/2, nr + nr/2 + 1, 300} {
+			m, k := 13, 40
+			a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+			want := make([]float32, m*n)
+			GemmWith(packedOnly(kn), false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+			for _, name := range []string{"packed", "in place"} {
+				got := randSlice(rng, m*n)
+				if name == "packed" {
+					GemmPacked(false, m, 1, a, k, PackB(kn, false, k, n, b, n), 0, got, n)
+				} else {
+					GemmBias(kn, m, n, k, a, k, false, b, n, nil, got, n, Epilogue{})
+				}
+				if i, ok := sameBits(got, want); !ok {
+					t.Fatalf("%s n=%d %s: c[%d] = %v, want %v", kn.Name, n, name, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	if !tested {
+		t.Skip("no kernel of this CPU has a half form")
+	}
+}

@@ -88,8 +88,14 @@ func exKernel(name string, mr, nr int, f func(kc int, a *float32, lda int, b, c 
 
 var (
 	avx2Kernel   = exKernel("avx2-6x16", 6, 16, kernel6x16AVX2Ex)
-	avx512Kernel = exKernel("avx512-6x32", 6, 32, kernel6x32AVX512Ex)
+	avx512Kernel = halfKernel(exKernel("avx512-6x32", 6, 32, kernel6x32AVX512Ex))
 )
+
+// halfKernel marks kn's ex form as taking exHalf.
+func halfKernel(kn Kernel) Kernel {
+	kn.half = true
+	return kn
+}
 
 // Kernels returns every micro-kernel this CPU can run, fastest last.
 func Kernels() []Kernel {

@@ -247,6 +247,9 @@ dots32AVX2_done:
 // is 32 such words, one per column, and kc counts pairs. Each pair step is
 // one VDPBF16PS (assembled from its bytes: the Go assembler lacks it), which
 // adds both exact products to the float32 sums.
+//
+// Bit 4 (float32 only) sums columns 0-15 alone, for a tile at the right
+// edge of C (see below).
 TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
@@ -274,6 +277,8 @@ TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	JE kernel6x32AVX512Ex_epilogue
 	TESTQ $8, SI
 	JNE kernel6x32AVX512Ex_bf16
+	TESTQ $16, SI
+	JNE kernel6x32AVX512Ex_half
 	TESTQ R8, R8
 	JNE kernel6x32AVX512Ex_direct
 
@@ -334,6 +339,60 @@ kernel6x32AVX512Ex_dloop:
 	ADDQ $128, BX
 	DECQ CX
 	JNZ kernel6x32AVX512Ex_dloop
+	JMP kernel6x32AVX512Ex_epilogue
+
+// Bit 4: columns 0-15 only (a tile at the right edge of C with at most 16
+// columns): the same steps on the first of the two B vectors, so those
+// columns get the bits of the full tile in half the multiply-adds; the
+// accumulators of columns 16-31 stay zero.
+kernel6x32AVX512Ex_half:
+	TESTQ R8, R8
+	JNE kernel6x32AVX512Ex_hdirect
+
+kernel6x32AVX512Ex_hpacked:
+	VMOVUPS 0(BX), Z12
+	VBROADCASTSS 0(AX), Z14
+	VFMADD231PS Z12, Z14, Z0
+	VBROADCASTSS 4(AX), Z15
+	VFMADD231PS Z12, Z15, Z2
+	VBROADCASTSS 8(AX), Z16
+	VFMADD231PS Z12, Z16, Z4
+	VBROADCASTSS 12(AX), Z17
+	VFMADD231PS Z12, Z17, Z6
+	VBROADCASTSS 16(AX), Z18
+	VFMADD231PS Z12, Z18, Z8
+	VBROADCASTSS 20(AX), Z19
+	VFMADD231PS Z12, Z19, Z10
+	ADDQ $24, AX
+	ADDQ $128, BX
+	DECQ CX
+	JNZ kernel6x32AVX512Ex_hpacked
+	JMP kernel6x32AVX512Ex_epilogue
+
+kernel6x32AVX512Ex_hdirect:
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+kernel6x32AVX512Ex_hdloop:
+	VMOVUPS 0(BX), Z12
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS Z12, Z16, Z0
+	VBROADCASTSS (AX)(R8*1), Z17
+	VFMADD231PS Z12, Z17, Z2
+	VBROADCASTSS (AX)(R8*2), Z18
+	VFMADD231PS Z12, Z18, Z4
+	VBROADCASTSS (R9), Z19
+	VFMADD231PS Z12, Z19, Z6
+	VBROADCASTSS (R9)(R8*1), Z20
+	VFMADD231PS Z12, Z20, Z8
+	VBROADCASTSS (R9)(R8*2), Z21
+	VFMADD231PS Z12, Z21, Z10
+	ADDQ $4, AX
+	ADDQ $4, R9
+	ADDQ $128, BX
+	DECQ CX
+	JNZ kernel6x32AVX512Ex_hdloop
+	JMP kernel6x32AVX512Ex_epilogue
 
 kernel6x32AVX512Ex_epilogue:
 	TESTQ $1, SI
