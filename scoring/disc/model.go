@@ -182,17 +182,17 @@ func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *EncCache) {
 	ids, lengths, steps := m.padBatch(seqs)
 	x := m.Emb.Forward(ids).Reshape(len(seqs), steps, m.Cfg.EmbedDim)
 	out, cache := m.Enc.Forward(x, lengths)
-	defer func() {
-		// Only the vectors are needed after this; backward uses the cache.
-		out.Out.Release()
-		out.HFwd.Release()
-		out.CFwd.Release()
-		out.HBwd.Release()
-		out.CBwd.Release()
-	}()
+	// Only the vectors are needed after this; backward uses the cache.
+	v := m.meanSteps(out, lengths, steps)
+	return v, &EncCache{ids: ids, lengths: lengths, steps: steps, enc: cache, x: x}
+}
+
+// meanSteps returns the sentence vectors of a BiLSTM output, the mean over
+// each sequence's valid steps, and releases the output.
+func (m *Model) meanSteps(out *nn.BiLSTMOutput, lengths []int, steps int) *nn.Tensor {
 	d := m.VecDim()
-	v := nn.NewTensor(len(seqs), d)
-	for b := range seqs {
+	v := nn.NewTensor(len(lengths), d)
+	for b := range lengths {
 		row := v.Data[b*d : (b+1)*d]
 		for t := 0; t < lengths[b]; t++ {
 			o := out.Out.Data[(b*steps+t)*d : (b*steps+t+1)*d]
@@ -205,7 +205,12 @@ func (m *Model) encode(seqs [][]int32) (*nn.Tensor, *EncCache) {
 			row[j] *= inv
 		}
 	}
-	return v, &EncCache{ids: ids, lengths: lengths, steps: steps, enc: cache, x: x}
+	out.Out.Release()
+	out.HFwd.Release()
+	out.CFwd.Release()
+	out.HBwd.Release()
+	out.CBwd.Release()
+	return v
 }
 
 // encodeBackward back-propagates sentence-vector gradients dv into the
@@ -241,10 +246,13 @@ func (m *Model) EncoderParams() []*nn.Param { return append(m.Emb.Params(), m.En
 
 // Encode returns the sentence vectors of seqs (token ids), one row each.
 func (m *Model) Encode(seqs [][]int32) [][]float32 {
-	v, c := m.encode(seqs)
-	// Inference keeps nothing for backward: the buffers go back to the
-	// pool, so the next batch is not fresh memory to fault in and zero.
-	c.release()
+	// Inference keeps nothing for backward (BiLSTM.Infer gives Forward's
+	// output without its cache), and the buffers go back to the pool, so
+	// the next batch is not fresh memory to fault in and zero.
+	ids, lengths, steps := m.padBatch(seqs)
+	x := m.Emb.Forward(ids).Reshape(len(seqs), steps, m.Cfg.EmbedDim)
+	v := m.meanSteps(m.Enc.Infer(x, lengths), lengths, steps)
+	x.Release()
 	d := m.VecDim()
 	out := make([][]float32, len(seqs))
 	for i := range out {

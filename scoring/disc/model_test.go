@@ -381,7 +381,8 @@ func TestLogitsConcurrent(t *testing.T) {
 }
 
 // TestEncodeReusesBuffers checks that Encode, which hands its buffers back
-// for reuse, gives the same vectors whatever ran before it.
+// for reuse, gives the vectors of EncodeTrain, and the same vectors
+// whatever ran before it.
 func TestEncodeReusesBuffers(t *testing.T) {
 	m, err := New(DefaultConfig(50), 3)
 	if err != nil {
@@ -400,6 +401,18 @@ func TestEncodeReusesBuffers(t *testing.T) {
 	}
 	a := batch(20, 30)
 	first := m.Encode(a)
+	// Encode runs the encoder's inference path: the vectors of the
+	// training path, bit for bit.
+	v, c := m.EncodeTrain(a)
+	for i := range first {
+		row := v.Data[i*m.VecDim() : (i+1)*m.VecDim()]
+		for j := range row {
+			if math.Float32bits(row[j]) != math.Float32bits(first[i][j]) {
+				t.Fatalf("sentence %d: Encode [%d] = %v, EncodeTrain %v", i, j, first[i][j], row[j])
+			}
+		}
+	}
+	c.release()
 	for range 3 {
 		m.Encode(batch(40, 60)) // larger buffers, other contents
 		again := m.Encode(a)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/nn/internal/gogemm"
 )
 
 // LSTM is a single-direction long short-term memory layer over padded
@@ -101,15 +102,12 @@ func (l *LSTM) Forward(x *Tensor, lengths []int, h0, c0 *Tensor) (out, hN, cN *T
 	if len(x.Shape) != 3 || x.Shape[2] != l.In() {
 		panic(fmt.Sprintf("nn: LSTM: input shape %v, want (batch, time, %d)", x.Shape, l.In()))
 	}
-	nb, nt, in := x.Shape[0], x.Shape[1], x.Shape[2]
+	nb, nt := x.Shape[0], x.Shape[1]
 	h := l.Hidden()
 	g := 4 * h
 	lengths = validLengths(lengths, nb, nt)
 
-	gates := newTensorUninit(nb, nt, g)
-	// One GEMM projects the inputs of all time steps at once.
-	Gemm(false, true, nb*nt, g, in, 1, x.Data, in, l.Wih.Value.Data, in, 0, gates.Data, g)
-	addBiasRows(gates.Data, l.B.Value.Data)
+	gates := l.project(x)
 
 	cache = &LSTMCache{
 		x: x, lengths: lengths, gates: gates,
@@ -144,29 +142,94 @@ func (l *LSTM) Forward(x *Tensor, lengths []int, h0, c0 *Tensor) (out, hN, cN *T
 			if t >= lengths[b] {
 				continue
 			}
-			row := gates.Data[(b*nt+t)*g : (b*nt+t+1)*g]
-			vecmath.SigmoidInPlace(row[:2*h]) // input and forget gates
-			vecmath.TanhInPlace(row[2*h : 3*h])
-			vecmath.SigmoidInPlace(row[3*h:])
-			gi, gf, gg, gout := row[:h], row[h:2*h], row[2*h:3*h], row[3*h:]
-			hb, cb := hN.Data[b*h:(b+1)*h], cN.Data[b*h:(b+1)*h]
 			off := (b*nt + t) * h
-			tc := cache.tanhC.Data[off : off+h]
-			o := out.Data[off : off+h]
-			for j := range cb {
-				c := gf[j]*cb[j] + gi[j]*gg[j]
-				cb[j] = c
-				tc[j] = c
-			}
-			vecmath.TanhInPlace(tc)
-			for j, tcv := range tc {
-				hv := gout[j] * tcv
-				hb[j] = hv
-				o[j] = hv
-			}
+			lstmCell(gates.Data[(b*nt+t)*g:(b*nt+t+1)*g], hN.Data[b*h:(b+1)*h], cN.Data[b*h:(b+1)*h],
+				cache.tanhC.Data[off:off+h], out.Data[off:off+h])
 		}
 	}
 	return out, hN, cN, cache
+}
+
+// project returns the gates' input part of every step, x·Wihᵀ + b, shaped
+// (batch, time, 4*hidden): one matrix product for all steps, the bias added
+// as it finishes (gogemm.GemmBias gives the bits of the product followed by
+// the addition).
+func (l *LSTM) project(x *Tensor) *Tensor {
+	nb, nt, in := x.Shape[0], x.Shape[1], x.Shape[2]
+	g := 4 * l.Hidden()
+	gates := newTensorUninit(nb, nt, g)
+	if nb*nt == 0 {
+		return gates
+	}
+	if useGo.Load() {
+		checkGemm(false, true, nb*nt, g, in, x.Data, in, l.Wih.Value.Data, in, gates.Data, g)
+		gogemm.GemmBias(gogemm.Best(), nb*nt, g, in, x.Data, in, true, l.Wih.Value.Data, in, nil, gates.Data, g,
+			gogemm.Epilogue{Bias: l.B.Value.Data})
+		return gates
+	}
+	Gemm(false, true, nb*nt, g, in, 1, x.Data, in, l.Wih.Value.Data, in, 0, gates.Data, g)
+	addBiasRows(gates.Data, l.B.Value.Data)
+	return gates
+}
+
+// lstmCell finishes one step of one sequence: row holds the gate
+// pre-activations [i f g o] (replaced by their activations), hb and cb the
+// state (updated in place), tc receives tanh of the new cell state and o
+// the output h'.
+func lstmCell(row, hb, cb, tc, o []float32) {
+	h := len(hb)
+	vecmath.SigmoidInPlace(row[:2*h]) // input and forget gates
+	vecmath.TanhInPlace(row[2*h : 3*h])
+	vecmath.SigmoidInPlace(row[3*h:])
+	gi, gf, gg, gout := row[:h], row[h:2*h], row[2*h:3*h], row[3*h:]
+	vecmath.MulAddInto(cb, gf, cb, gi, gg) // c' = f⊙c + i⊙g
+	copy(tc, cb)
+	vecmath.TanhInPlace(tc)
+	vecmath.MulInto(hb, gout, tc) // h' = o⊙tanh(c')
+	copy(o, hb)
+}
+
+// Infer is Forward from a zero state for inference: the same out, hN and
+// cN, bit for bit, without the cache, so without the per-step copies of
+// the state that Backward needs (the recurrent product reads hN in place).
+func (l *LSTM) Infer(x *Tensor, lengths []int) (out, hN, cN *Tensor) {
+	nb, nt, h := x.Shape[0], x.Shape[1], l.Hidden()
+	out = NewTensor(nb, nt, h)
+	hN, cN = l.infer(x, lengths, out.Data, h)
+	return out, hN, cN
+}
+
+// infer is Infer writing the output of step t of sequence b to
+// out[(b*T+t)*ldo:][:hidden], which is left as it is at padded steps.
+func (l *LSTM) infer(x *Tensor, lengths []int, out []float32, ldo int) (hN, cN *Tensor) {
+	if len(x.Shape) != 3 || x.Shape[2] != l.In() {
+		panic(fmt.Sprintf("nn: LSTM: input shape %v, want (batch, time, %d)", x.Shape, l.In()))
+	}
+	nb, nt := x.Shape[0], x.Shape[1]
+	h := l.Hidden()
+	g := 4 * h
+	lengths = validLengths(lengths, nb, nt)
+	gates := l.project(x)
+	hN, cN = NewTensor(nb, h), NewTensor(nb, h)
+	tc := getBuf(h, false)
+	whh := newRHS(true, h, g, l.Whh.Value.Data, h)
+	for s := 0; s < nt; s++ {
+		t := s
+		if l.Reverse {
+			t = nt - 1 - s
+		}
+		gemmRHS(false, nb, 1, hN.Data, h, whh, 1, gates.Data[t*g:], nt*g)
+		for b := 0; b < nb; b++ {
+			if t >= lengths[b] {
+				continue
+			}
+			off := (b*nt + t) * ldo
+			lstmCell(gates.Data[(b*nt+t)*g:(b*nt+t+1)*g], hN.Data[b*h:(b+1)*h], cN.Data[b*h:(b+1)*h], tc, out[off:off+h])
+		}
+	}
+	putBuf(tc)
+	gates.Release()
+	return hN, cN
 }
 
 func checkState(name string, s *Tensor, batch, hidden int) {
@@ -323,6 +386,17 @@ func (l *BiLSTM) Forward(x *Tensor, lengths []int) (*BiLSTMOutput, *BiLSTMCache)
 	}
 	releaseAll(of, ob)
 	return &BiLSTMOutput{Out: out, HFwd: hf, CFwd: cf, HBwd: hb, CBwd: cb}, &BiLSTMCache{fwd: cacheF, bwd: cacheB}
+}
+
+// Infer is Forward for inference: the same output, bit for bit, without
+// the cache (see LSTM.Infer); each direction writes its half of Out
+// directly.
+func (l *BiLSTM) Infer(x *Tensor, lengths []int) *BiLSTMOutput {
+	nb, nt, h := x.Shape[0], x.Shape[1], l.Hidden()
+	out := NewTensor(nb, nt, 2*h)
+	hf, cf := l.Fwd.infer(x, lengths, out.Data, 2*h)
+	hb, cb := l.Bwd.infer(x, lengths, out.Data[h:], 2*h)
+	return &BiLSTMOutput{Out: out, HFwd: hf, CFwd: cf, HBwd: hb, CBwd: cb}
 }
 
 // Backward back-propagates the output gradients through both directions,

@@ -123,6 +123,16 @@ func MulInto(dst, a, b []float32) {
 	}
 }
 
+// MulAddInto sets dst[i] = a[i]*b[i] + c[i]*d[i] for i < len(dst), each
+// product rounded to float32 before the sum (no fused multiply-add); a, b,
+// c and d must be at least as long, and dst may be any of them.
+func MulAddInto(dst, a, b, c, d []float32) {
+	a, b, c, d = a[:len(dst)], b[:len(dst)], c[:len(dst)], d[:len(dst)]
+	for i := mulAddVec(dst, a, b, c, d); i < len(dst); i++ {
+		dst[i] = float32(a[i]*b[i]) + float32(c[i]*d[i])
+	}
+}
+
 // AbsDiffInto sets dst[i] = |a[i]-b[i]| for i < len(dst), clearing the
 // sign bit of the difference (so -0 and NaNs lose their sign too); a and b
 // must be at least as long.

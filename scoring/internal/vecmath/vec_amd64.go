@@ -179,6 +179,17 @@ func mulAVX512(dst, a, b *float32, n int)
 //go:noescape
 func absDiffAVX512(dst, a, b *float32, n int)
 
+//go:noescape
+func mulAddAVX512(dst, a, b, c, d *float32, n int)
+
+func mulAddVec(dst, a, b, c, d []float32) int {
+	n := vectorLen(len(dst))
+	if n > 0 {
+		mulAddAVX512(&dst[0], &a[0], &b[0], &c[0], &d[0], n)
+	}
+	return n
+}
+
 func mulVec(dst, a, b []float32) int {
 	n := vectorLen(len(dst))
 	if n > 0 {

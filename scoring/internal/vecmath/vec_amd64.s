@@ -415,3 +415,33 @@ absdiff_loop:
 	JNZ     absdiff_loop
 	VZEROUPPER
 	RET
+
+// func mulAddAVX512(dst, a, b, c, d *float32, n int)
+// dst[i] = a[i]*b[i] + c[i]*d[i] for i < n, n a positive multiple of 16:
+// two rounded products, then their rounded sum (no FMA), as the scalar
+// loop computes it.
+TEXT ·mulAddAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), R8
+	MOVQ d+32(FP), R9
+	MOVQ n+40(FP), CX
+	SHRQ $4, CX
+
+muladd_loop:
+	VMOVUPS (SI), Z0
+	VMULPS  (DX), Z0, Z0
+	VMOVUPS (R8), Z1
+	VMULPS  (R9), Z1, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, R8
+	ADDQ    $64, R9
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     muladd_loop
+	VZEROUPPER
+	RET

@@ -18,5 +18,6 @@ func maxVec(x []float32) (float32, int)                     { return negInf, 0 }
 // Accelerated reports whether the slice functions use assembly.
 func Accelerated() bool { return false }
 
-func mulVec(dst, a, b []float32) int     { return 0 }
-func absDiffVec(dst, a, b []float32) int { return 0 }
+func mulVec(dst, a, b []float32) int          { return 0 }
+func absDiffVec(dst, a, b []float32) int      { return 0 }
+func mulAddVec(dst, a, b, c, d []float32) int { return 0 }

@@ -185,3 +185,36 @@ func TestMulAndAbsDiffAreLoops(t *testing.T) {
 		}
 	}
 }
+
+// MulAddInto gives the bits of its scalar loop (two rounded products, then
+// their sum), at lengths around the vector width, with special values and
+// with dst one of its operands.
+func TestMulAddIntoIsLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40, -3, 3e38}
+	val := func() float32 {
+		if r.IntN(8) == 0 {
+			return specials[r.IntN(len(specials))]
+		}
+		return float32(r.NormFloat64())
+	}
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 300, 1000} {
+		a, b, c, d := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i], c[i], d[i] = val(), val(), val(), val()
+		}
+		want := make([]float32, n)
+		for i := range want {
+			p, q := a[i]*b[i], c[i]*d[i]
+			want[i] = p + q
+		}
+		got := make([]float32, n)
+		MulAddInto(got, a, b, c, d)
+		MulAddInto(b, a, b, c, d) // in place, as an LSTM cell updates its state
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(b[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: MulAddInto[%d] = %v (in place %v), want %v", n, i, got[i], b[i], want[i])
+			}
+		}
+	}
+}
