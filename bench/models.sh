@@ -22,7 +22,12 @@ log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
 log "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads available); kernel $(uname -r)"
 log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_threads(1) with OPENBLAS/OMP/MKL_NUM_THREADS=1"
-pat='Gemm/square(512|1024)|BiLSTMForward|EncDecScore'
+# The short benchmarks (a 1024³ product, a BiLSTM batch: tens of
+# milliseconds) run 10 times, as the PyTorch script times 20 and 10 calls
+# after a warm-up one: at 3 iterations the BiLSTM figure read about 7%
+# below the one at 40 of the same binary. A scoring call takes about 0.4 s:
+# 3 of them, as PyTorch's 5.
+short='Gemm/square(512|1024)|BiLSTMForward'
 torch=false
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   torch=true
@@ -39,7 +44,8 @@ raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 gobench() { # side, tags...
   local side=$1; shift
-  go test "$@" -cpu 1 -run '^$' -bench "$pat" -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
+  go test "$@" -cpu 1 -run '^$' -bench "$short" -benchtime 10x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
+  go test "$@" -cpu 1 -run '^$' -bench EncDecScore -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
   go test "$@" -cpu 1 -run '^$' -bench 'Encode|Score' -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
   # A linear-head call takes about a millisecond: three of them are all
   # noise on a busy machine, so the heads run for 2 s each, as
