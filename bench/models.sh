@@ -12,14 +12,25 @@
 # with the CPU, the kernel and the thread counts.
 # Appends to bench/results.txt. SHARED (default ../shared, the checkout's
 # sibling) is the shared folder that holds bench/torch_reference.py.
+#
+# On a machine without Go, BIN names a folder of test binaries built
+# beforehand on one with it, and the Go side runs them (the OpenBLAS side
+# is skipped); PY names the Python that has torch (default /usr/bin/python3):
+#
+#   for p in nn disc gen; do CGO_ENABLED=0 go test -c -o bin/bench/$p.test ./scoring/$p; done
+#   BIN=bin/bench PY=python3 COMMIT=$(git rev-parse --short HEAD) bench/models.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RES=bench/results.txt
+RES=${RES:-bench/results.txt}
 ROUNDS=${ROUNDS:-3}
 SHARED=${SHARED:-../shared}
+BIN=${BIN:-}
+PY=${PY:-/usr/bin/python3}
+[ -z "$BIN" ] || BIN=$(cd "$BIN" && pwd)
+COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
 log() { echo "$*" | tee -a "$RES"; }
 log ""
-log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
+log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $COMMIT: models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
 log "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads available); kernel $(uname -r)"
 log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_threads(1) with OPENBLAS/OMP/MKL_NUM_THREADS=1"
 # The short benchmarks (a 1024³ product, a BiLSTM batch: tens of
@@ -29,34 +40,51 @@ log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_t
 # 3 of them, as PyTorch's 5.
 short='Gemm/square(512|1024)|BiLSTMForward'
 torch=false
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+if "$PY" -c 'import torch' 2>/dev/null; then
   torch=true
-  log "pytorch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__, torch.__config__.parallel_info().splitlines()[0])')"
+  log "pytorch: $("$PY" -c 'import re, torch; print(torch.__version__, torch.__config__.parallel_info().splitlines()[0], ", ".join(re.findall(r"BLAS_INFO=\w+", torch.__config__.show())))')"
 else
   log "pytorch: not installed (apt-get install python3-torch); its side is skipped"
 fi
 openblas=false
-if go test -tags openblas -run '^$' -bench NONE ./scoring/nn >/dev/null 2>&1; then openblas=true; else
+if [ -n "$BIN" ]; then
+  log "go: test binaries from $BIN (the OpenBLAS side is skipped)"
+elif go test -tags openblas -run '^$' -bench NONE ./scoring/nn >/dev/null 2>&1; then openblas=true; else
   log "openblas: the cgo build failed (apt-get install libopenblas-dev); its side is skipped"
 fi
 
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
+# gotest runs go test, or with BIN the package's test binary from its
+# folder (as go test does), with the same flags.
+gotest() { # tags..., then flags and packages
+  if [ -z "$BIN" ]; then go test "$@"; return; fi
+  local flags=() pkgs=() a
+  for a in "$@"; do
+    case $a in
+      ./scoring/*) pkgs+=("$a") ;;
+      -tags) echo "gotest: no build tags with BIN" >&2; return 1 ;;
+      -*) flags+=("-test.${a#-}") ;;
+      *) flags+=("$a") ;;
+    esac
+  done
+  for a in "${pkgs[@]}"; do (cd "$a" && "$BIN/$(basename "$a").test" "${flags[@]}"); done
+}
 gobench() { # side, tags...
   local side=$1; shift
-  go test "$@" -cpu 1 -run '^$' -bench "$short" -benchtime 10x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
-  go test "$@" -cpu 1 -run '^$' -bench EncDecScore -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
-  go test "$@" -cpu 1 -run '^$' -bench 'Encode|Score' -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
+  gotest "$@" -cpu 1 -run '^$' -bench "$short" -benchtime 10x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
+  gotest "$@" -cpu 1 -run '^$' -bench EncDecScore -benchtime 3x ./scoring/nn | grep -E '^Benchmark' | sed "s/^/$side /"
+  gotest "$@" -cpu 1 -run '^$' -bench 'Encode|Score' -benchtime 3x ./scoring/disc ./scoring/gen | grep -E '^Benchmark' | sed "s/^/$side /"
   # A linear-head call takes about a millisecond: three of them are all
   # noise on a busy machine, so the heads run for 2 s each, as
   # bench/torch_head.py runs its heads.
-  go test "$@" -cpu 1 -run '^$' -bench Head -benchtime 2s ./scoring/disc | grep -E '^Benchmark' | sed "s/^/$side /"
+  gotest "$@" -cpu 1 -run '^$' -bench Head -benchtime 2s ./scoring/disc | grep -E '^Benchmark' | sed "s/^/$side /"
 }
 for r in $(seq "$ROUNDS"); do
   if $openblas; then gobench openblas -tags openblas >>"$raw"; fi
   gobench go >>"$raw"
   if $torch; then
-    { /usr/bin/python3 "$SHARED/bench/torch_reference.py"; /usr/bin/python3 bench/torch_head.py; } | sed 's/^/pytorch /' >>"$raw"
+    { "$PY" "$SHARED/bench/torch_reference.py"; "$PY" bench/torch_head.py; } | sed 's/^/pytorch /' >>"$raw"
   fi
   echo "round $r of $ROUNDS done" >&2
 done
