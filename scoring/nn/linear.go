@@ -111,6 +111,8 @@ func (l *Linear) Pack() {
 // bfloat16 (round to nearest even) and sums their exact products in
 // float32 (gogemm.GemmBF16), twice the multiply-adds per instruction of
 // float32 on a CPU with AVX512_BF16 (HasBF16), and far slower on others.
+// Per second it depends on the CPU: about twice float32 on AMD Zen 4,
+// less than float32 on an Intel Xeon with AMX.
 // The outputs differ from float32 ones by the rounding of the operands,
 // about 3 significant digits. The conditions of Pack apply. ForwardFill
 // and ForwardCat stay float32.
@@ -119,7 +121,8 @@ func (l *Linear) PackBF16() {
 	l.packed16 = gogemm.PackBF16(true, l.In(), l.Out(), l.W.Value.Data, l.In())
 }
 
-// HasBF16 reports whether this CPU runs bfloat16 products fast (AVX512_BF16).
+// HasBF16 reports whether this CPU has the bfloat16 instructions
+// (AVX512_BF16); whether they beat float32 depends on the CPU (PackBF16).
 func HasBF16() bool { return gogemm.HasBF16() }
 
 // Unpack drops the packed copies made by Pack or PackBF16.

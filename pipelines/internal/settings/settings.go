@@ -37,7 +37,7 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 		noDiversity: fs.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints."),
 		similarity:  fs.String("similarity", "", "Override: Eq. 4 similarity, cosine (the paper's) or pearson."),
 		genPrecision: fs.String("gen_precision", "", "Override: the arithmetic of the generative model's linear layers, fp32 (the default) or bf16 "+
-			"(operands rounded to bfloat16, sums in float32: about 1.5x the scoring rate on a CPU with AVX512_BF16, which it needs; the generative terms change by the rounding, and the settings, so no earlier label is reused)."),
+			"(operands rounded to bfloat16, sums in float32: it needs AVX512_BF16 and pays on some CPUs only: about 1.5x the scoring rate measured on AMD Zen 4, 0.6-0.7x on an Intel Xeon with AMX; the generative terms change by the rounding, and the settings, so no earlier label is reused)."),
 		labeler: fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane)."),
 	}
 }
