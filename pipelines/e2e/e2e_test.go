@@ -56,7 +56,16 @@ func TestMain(m *testing.M) {
 
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	return runEnv(t, nil, name, args...)
+}
+
+// runEnv is run with env added to the command's environment.
+func runEnv(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -75,6 +76,25 @@ type contextSetFn struct {
 	ctxPairs                             counter.Counter
 	encoded                              counter.Counter
 	prog                                 *progress.Reporter
+
+	// pending holds the bundle's sets being built, in arrival order (see
+	// ProcessElement).
+	pending []*setJob
+}
+
+// setSlots bounds the context sets built at once in this worker process,
+// across all bundles, to its cores.
+var setSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// setJob is one context set being built in its own goroutine.
+type setJob struct {
+	r    schemas.Retrieval
+	hits []schemas.Hit
+	done chan struct{}
+	set  []method.Cand
+	info method.SetInfo
+	took time.Duration
+	err  error
 }
 
 func (f *contextSetFn) Setup(ctx context.Context) error {
@@ -109,12 +129,73 @@ func sentenceSeed(seed uint64, id string) uint64 {
 	return seed ^ h.Sum64()
 }
 
+// ProcessElement starts building r's context set in a goroutine and emits
+// the sets of earlier elements that are done, in arrival order, waiting for
+// the oldest while the bundle has as many in flight as the process has
+// cores. A runner that gives a stage one bundle at a time (Prism with a
+// small input) then still builds sets on every core; with a bundle per
+// core (Dataflow, larger inputs), setSlots keeps the sets built at once to
+// the cores. Each set depends on its sentence alone (sentenceSeed), so the
+// output does not depend on the order or the overlap.
 func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 	emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) error {
+	j := &setJob{r: r, hits: r.Hits[:min(len(r.Hits), f.Cfg.Settings.TopK)], done: make(chan struct{})}
+	go f.build(j)
+	f.pending = append(f.pending, j)
+	return f.flush(ctx, cap(setSlots), emit, emitDead)
+}
+
+// FinishBundle emits the bundle's remaining sets.
+func (f *contextSetFn) FinishBundle(ctx context.Context, emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) error {
+	return f.flush(ctx, 1, emit, emitDead)
+}
+
+// build builds j's set in a slot of setSlots.
+func (f *contextSetFn) build(j *setJob) {
+	setSlots <- struct{}{}
+	defer func() {
+		if p := recover(); p != nil {
+			j.err = fmt.Errorf("harvest: context set of sentence %s: %v", j.r.SentenceID, p)
+		}
+		<-setSlots
+		close(j.done)
+	}()
 	t0 := time.Now()
-	e := f.res.Engine
-	hits := r.Hits[:min(len(r.Hits), f.Cfg.Settings.TopK)]
-	set, info := e.ContextSet(r.Text, hits, f.Cfg.Settings, sentenceSeed(f.Cfg.Seed, r.SentenceID))
+	j.set, j.info = f.res.Engine.ContextSet(j.r.Text, j.hits, f.Cfg.Settings, sentenceSeed(f.Cfg.Seed, j.r.SentenceID))
+	j.took = time.Since(t0)
+}
+
+// flush emits the pending sets from the oldest on: those already done, and
+// more, waiting for each, until fewer than limit are left. After an error
+// the rest are still waited for, so that no goroutine outlives the bundle.
+func (f *contextSetFn) flush(ctx context.Context, limit int, emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) error {
+	var err error
+	for len(f.pending) > 0 {
+		j := f.pending[0]
+		select {
+		case <-j.done:
+		default:
+			if len(f.pending) < limit && err == nil {
+				return nil
+			}
+			<-j.done
+		}
+		f.pending = f.pending[1:]
+		if err == nil {
+			err = j.err
+		}
+		if err == nil {
+			f.emitSet(ctx, j, emit, emitDead)
+		}
+	}
+	f.pending = nil
+	return err
+}
+
+// emitSet counts j's work and emits its set, or a dead letter when it has
+// no context.
+func (f *contextSetFn) emitSet(ctx context.Context, j *setJob, emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) {
+	r, set, info := j.r, j.set, j.info
 	f.cands.Inc(ctx, int64(info.Candidates))
 	f.reranked.Inc(ctx, int64(info.Reranked))
 	f.missing.Inc(ctx, int64(info.MissingChunks))
@@ -122,14 +203,14 @@ func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 	f.discPairs.Inc(ctx, info.Work.DiscPairs)
 	f.ctxPairs.Inc(ctx, info.Work.CtxPairs)
 	f.encoded.Inc(ctx, info.Work.SentencesEncoded)
-	f.millis.Inc(ctx, time.Since(t0).Milliseconds())
+	f.millis.Inc(ctx, j.took.Milliseconds())
 	f.prog.Add(1)
 	if len(set) == 0 {
 		f.empty.Inc(ctx, 1)
 		emitDead(schemas.DeadLetter{Stage: "harvest", Source: r.SentenceID, Reason: ReasonNoContexts,
 			Detail: fmt.Sprintf("%d hits gave %d candidate contexts (%d chunks missing from the store)",
-				len(hits), info.Candidates, info.MissingChunks), Record: clip(r.Text, 200)})
-		return nil
+				len(j.hits), info.Candidates, info.MissingChunks), Record: clip(r.Text, 200)})
+		return
 	}
 	out := schemas.ContextSet{SentenceID: r.SentenceID, Text: r.Text, Terms: f.terms,
 		Contexts: make([]schemas.ScoredContext, len(set))}
@@ -139,7 +220,6 @@ func (f *contextSetFn) ProcessElement(ctx context.Context, r schemas.Retrieval,
 	f.sets.Inc(ctx, 1)
 	f.ctxs.Inc(ctx, int64(len(set)))
 	emit(out)
-	return nil
 }
 
 func (f *contextSetFn) Teardown() {
