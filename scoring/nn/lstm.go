@@ -99,13 +99,9 @@ func validLengths(lengths []int, batch, steps int) []int {
 // state after its last valid step, or after step 0 for a reverse layer),
 // and the cache for Backward.
 func (l *LSTM) Forward(x *Tensor, lengths []int, h0, c0 *Tensor) (out, hN, cN *Tensor, cache *LSTMCache) {
-	if len(x.Shape) != 3 || x.Shape[2] != l.In() {
-		panic(fmt.Sprintf("nn: LSTM: input shape %v, want (batch, time, %d)", x.Shape, l.In()))
-	}
-	nb, nt := x.Shape[0], x.Shape[1]
+	nb, nt, lengths := l.checkInput(x, lengths)
 	h := l.Hidden()
 	g := 4 * h
-	lengths = validLengths(lengths, nb, nt)
 
 	gates := l.project(x)
 
@@ -148,6 +144,16 @@ func (l *LSTM) Forward(x *Tensor, lengths []int, h0, c0 *Tensor) (out, hN, cN *T
 		}
 	}
 	return out, hN, cN, cache
+}
+
+// checkInput checks that x is shaped (batch, time, in) and returns its
+// batch and time sizes and the valid lengths (see validLengths).
+func (l *LSTM) checkInput(x *Tensor, lengths []int) (nb, nt int, valid []int) {
+	if len(x.Shape) != 3 || x.Shape[2] != l.In() {
+		panic(fmt.Sprintf("nn: LSTM: input shape %v, want (batch, time, %d)", x.Shape, l.In()))
+	}
+	nb, nt = x.Shape[0], x.Shape[1]
+	return nb, nt, validLengths(lengths, nb, nt)
 }
 
 // project returns the gates' input part of every step, x·Wihᵀ + b, shaped
@@ -193,7 +199,8 @@ func lstmCell(row, hb, cb, tc, o []float32) {
 // cN, bit for bit, without the cache, so without the per-step copies of
 // the state that Backward needs (the recurrent product reads hN in place).
 func (l *LSTM) Infer(x *Tensor, lengths []int) (out, hN, cN *Tensor) {
-	nb, nt, h := x.Shape[0], x.Shape[1], l.Hidden()
+	nb, nt, _ := l.checkInput(x, lengths)
+	h := l.Hidden()
 	out = NewTensor(nb, nt, h)
 	hN, cN = l.infer(x, lengths, out.Data, h)
 	return out, hN, cN
@@ -202,13 +209,9 @@ func (l *LSTM) Infer(x *Tensor, lengths []int) (out, hN, cN *Tensor) {
 // infer is Infer writing the output of step t of sequence b to
 // out[(b*T+t)*ldo:][:hidden], which is left as it is at padded steps.
 func (l *LSTM) infer(x *Tensor, lengths []int, out []float32, ldo int) (hN, cN *Tensor) {
-	if len(x.Shape) != 3 || x.Shape[2] != l.In() {
-		panic(fmt.Sprintf("nn: LSTM: input shape %v, want (batch, time, %d)", x.Shape, l.In()))
-	}
-	nb, nt := x.Shape[0], x.Shape[1]
+	nb, nt, lengths := l.checkInput(x, lengths)
 	h := l.Hidden()
 	g := 4 * h
-	lengths = validLengths(lengths, nb, nt)
 	gates := l.project(x)
 	hN, cN = NewTensor(nb, h), NewTensor(nb, h)
 	tc := getBuf(h, false)
@@ -392,7 +395,8 @@ func (l *BiLSTM) Forward(x *Tensor, lengths []int) (*BiLSTMOutput, *BiLSTMCache)
 // the cache (see LSTM.Infer); each direction writes its half of Out
 // directly.
 func (l *BiLSTM) Infer(x *Tensor, lengths []int) *BiLSTMOutput {
-	nb, nt, h := x.Shape[0], x.Shape[1], l.Hidden()
+	nb, nt, _ := l.Fwd.checkInput(x, lengths)
+	h := l.Hidden()
 	out := NewTensor(nb, nt, 2*h)
 	hf, cf := l.Fwd.infer(x, lengths, out.Data, 2*h)
 	hb, cb := l.Bwd.infer(x, lengths, out.Data[h:], 2*h)
