@@ -13,7 +13,8 @@ import (
 // BenchmarkScore scores batches of 64 ToSentence requests with sources of
 // about 60 tokens and targets of about 25 at the default configuration:
 // "distinct" with 64 different contexts, "shared" with 8 contexts whose
-// sources are encoded once each. On a CPU with AVX512_BF16 the same
+// sources are encoded once each, "mixed" with 64 different contexts and
+// targets of 7 to 41 tokens. On a CPU with AVX512_BF16 the same
 // batches are scored in bfloat16 too (the -bf16 lines).
 func BenchmarkScore(b *testing.B) {
 	m, err := New(DefaultConfig(benchVocab), 10)
@@ -21,9 +22,10 @@ func BenchmarkScore(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(11, 11))
-	d, s := distinct(r), shared(r)
+	d, s, x := distinct(r), shared(r), mixed(r)
 	b.Run("distinct", func(b *testing.B) { benchScore(b, m, d) })
 	b.Run("shared", func(b *testing.B) { benchScore(b, m, s) })
+	b.Run("mixed", func(b *testing.B) { benchScore(b, m, x) })
 	if !nn.HasBF16() {
 		return
 	}
@@ -33,6 +35,7 @@ func BenchmarkScore(b *testing.B) {
 	}
 	b.Run("distinct-bf16", func(b *testing.B) { benchScore(b, m16, d) })
 	b.Run("shared-bf16", func(b *testing.B) { benchScore(b, m16, s) })
+	b.Run("mixed-bf16", func(b *testing.B) { benchScore(b, m16, x) })
 }
 
 const benchVocab, benchBatch = 12000, 64
@@ -56,6 +59,16 @@ func distinct(r *rand.Rand) []Request {
 			Right: [][]int32{sent(r, 14+r.IntN(3)), sent(r, 12+r.IntN(3))},
 			Dir:   examples.ToSentence,
 		}
+	}
+	return reqs
+}
+
+// mixed is a batch with different contexts whose targets range from 6 to
+// 40 tokens, as the neighbouring sentences of a harvest's contexts do.
+func mixed(r *rand.Rand) []Request {
+	reqs := distinct(r)
+	for i := range reqs {
+		reqs[i].S = sent(r, 6+r.IntN(35))
 	}
 	return reqs
 }

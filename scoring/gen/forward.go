@@ -231,6 +231,12 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 		}
 		mm = memory{t: mem, pad: b.srcPad, src: b.uniq}
 	}
+	if !keep {
+		h := m.decode(b, mm)
+		nc.Release()
+		mem.Release()
+		return h, nil
+	}
 	y := m.embed(b.dec, b.decPos, nil, m.TgtPos, b.n, b.tt)
 	for _, l := range m.Dec {
 		ny, c := l.forward(y, mm, keep)
@@ -245,12 +251,6 @@ func (m *Model) forward(b *batch, keep bool) (*nn.Tensor, *pass) {
 		copy(h.Data[i*d:(i+1)*d], hf.Data[r*d:(r+1)*d])
 	}
 	hf.Release()
-	if !keep {
-		nc.Release()
-		dnc.Release()
-		mem.Release()
-		return h, nil
-	}
 	p.encNC, p.decNC, p.mem, p.h = nc, dnc, mem, h
 	return h, p
 }
