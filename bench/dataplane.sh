@@ -40,7 +40,7 @@ make -s bin/index bin/harvest tools/duckdb/node_modules
   bin/index --input=$C --output=out/bench/m2 --shards=1 --parquet_shards=2
 echo "" >> "$RES"
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on mixed-2m, lexical labeler, $WAVES wave(s)${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
+echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
 
 # run NAME ARGS...: one harvest, its RSS sampled, then its line.
 run() {

@@ -38,7 +38,7 @@ bin/encode --corpus=out/bench/m2 --model="$MODEL" > out/bench/m2-encode.log 2>&1
   { tail -5 out/bench/m2-encode.log; exit 1; }
 echo "" >> "$RES"
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): harvest cost on mixed-2m, models $MODEL${FLAGS:+, flags $FLAGS}${NOTE:+ ($NOTE)}" | tee -a "$RES"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: the default (--blas=go)" | tee -a "$RES"
+echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: the default (--blas=go)" | tee -a "$RES"
 for ps in $PRESETS; do
  for q in $QUOTAS; do
   preset=${ps%%:*} sample=${ps##*:}

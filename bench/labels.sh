@@ -55,7 +55,7 @@ step() { # step NAME command...: runs and times a step
 start=$SECONDS
 : > "$dir/labels.log"
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): bench/labels.sh $CORPUS $*"
-log "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) threads; kernel $(uname -r)"
+log "CPU: $(bench/cpu.sh), $(nproc) threads; kernel $(uname -r)"
 make -s build
 
 # The corpus index and tables, and the default labeler's model.

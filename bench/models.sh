@@ -31,7 +31,7 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
 log() { echo "$*" | tee -a "$RES"; }
 log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $COMMIT: models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
-log "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads available); kernel $(uname -r)"
+log "cpu: $(bench/cpu.sh) ($(nproc) threads available); kernel $(uname -r)"
 log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_threads(1) with OPENBLAS/OMP/MKL_NUM_THREADS=1"
 # The short benchmarks (a 1024³ product, a BiLSTM batch: tens of
 # milliseconds) run 10 times, as the PyTorch script times 20 and 10 calls

@@ -27,7 +27,7 @@ mkdir -p "$WORK"
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): one shard of mixed-20m x$REPEAT, $(cat "$WORK/build.txt"), index $(du -sLm "$WORK/x$REPEAT" | cut -f1) MiB"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads; queries on one: GOMAXPROCS=1); kernel $(uname -r)"
+  echo "cpu: $(bench/cpu.sh) ($(nproc) threads; queries on one: GOMAXPROCS=1); kernel $(uname -r)"
 } | tee -a "$RES"
 for r in $(seq "$ROUNDS"); do
   for b in $BINS; do

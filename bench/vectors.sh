@@ -35,7 +35,7 @@ timed() { # timed NAME CMD...: runs CMD, leaves "user sys wall maxrss_kib" in $O
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): stored sentence vectors, corpus $(basename "$CORPUS"), models $MODEL, harvest --preset=$PRESET --sample=$SAMPLE $EXTRA"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: --blas=go"
+  echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: --blas=go"
 } | tee -a "$RES"
 
 # The vectors are encoded once per index (REENCODE=1 encodes them again).

@@ -22,6 +22,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -48,15 +49,13 @@ def xterm(t):
 
 
 def cpu_line():
-    model = "unknown"
+    # bench/cpu.sh names the CPU with its family, model and vector
+    # extensions, as every benchmark block does.
     try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+        model = subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu.sh")],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        model = "unknown"
     return "cpu: %s (%d threads available); kernel %s" % (model, os.cpu_count(), platform.release())
 
 
