@@ -26,7 +26,10 @@ const kvShare = 1.0 / 7
 // sources (which it is sorted by), and padded target rows cost as much as
 // real ones in every decoder layer. Every layer treats rows independently
 // and a target step attends to its own and earlier steps only, so the
-// states are those of one pass over the whole batch, bit for bit.
+// states are those of one pass over the whole batch, bit for bit, as long
+// as a product's rows do not depend on its height (nn.RowExact); with a
+// backend where they may, decode keeps to one pass so that scores do not
+// depend on how a batch happens to split.
 func (m *Model) decode(b *batch, mem memory) *nn.Tensor {
 	d := m.Cfg.Dim
 	lens := make([]int, b.n)
@@ -34,7 +37,7 @@ func (m *Model) decode(b *batch, mem memory) *nn.Tensor {
 		lens[o]++
 	}
 	var groups [][]int
-	if decodeInGroups {
+	if decodeInGroups && nn.RowExact() {
 		groups = targetGroups(lens, mem.blocks(b.n), b.ts)
 	}
 	if groups == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/scoring/examples"
+	"github.com/ctxsim/ctxsim/scoring/nn"
 )
 
 // mixedTargets is requests whose targets range from 1 to maxTgt tokens,
@@ -36,48 +37,63 @@ func mixedTargets(tok wordTok, n, maxTgt int, r *rand.Rand) []Request {
 // TestDecodeInGroups checks that decoding a batch in groups of similar
 // target length gives the scores of one padded pass, bit for bit, on a
 // batch that is split, at a tiny size and at one whose products span
-// several kernel tiles, in float32 and (where the CPU has it) bfloat16.
+// several kernel tiles, in float32 and (where the CPU has it) bfloat16,
+// with every Gemm backend of the build: the pure-Go one decodes in groups,
+// OpenBLAS (whose rows may depend on a product's height) in one pass.
 func TestDecodeInGroups(t *testing.T) {
 	defer func() { decodeInGroups = true }()
+	backends := []string{"go"}
+	if nn.CheckBackend("openblas") == nil {
+		backends = []string{"openblas", "go"}
+	}
+	defer nn.SetBackend(backends[0])
 	cfgs := []Config{tinyConfig(), {Vocab: 200, Dim: 64, Heads: 4, FF: 256, EncLayers: 2, DecLayers: 2,
 		MaxSrc: 80, MaxTgt: 40, MaxSegments: 5}}
-	for ci, cfg := range cfgs {
-		for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
-			if CheckPrecision(prec) != nil {
-				continue
-			}
-			m, err := New(cfg, 21)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.SetPrecision(prec); err != nil {
-				t.Fatal(err)
-			}
-			tok := wordTok{cfg.Vocab}
-			reqs := mixedTargets(tok, 2*ScoreBatch+7, cfg.MaxTgt, rand.New(rand.NewPCG(uint64(ci), 3)))
-			// The first batch of the sorted requests must be split, or the
-			// test compares one pass with itself.
-			seqs := make([]seq, ScoreBatch)
-			for i := range seqs {
-				seqs[i] = m.layout(&reqs[i])
-			}
-			b := newBatch(seqs, true)
-			lens := make([]int, b.n)
-			for _, o := range b.owner {
-				lens[o]++
-			}
-			src := b.uniq
-			if g := targetGroups(lens, src, b.ts); len(g) < 2 {
-				t.Fatalf("config %d: a batch of targets of 1 to %d tokens is not split", ci, cfg.MaxTgt)
-			}
-			decodeInGroups = true
-			grouped := m.Score(reqs)
-			decodeInGroups = false
-			one := m.Score(reqs)
-			decodeInGroups = true
-			for i := range reqs {
-				if math.Float32bits(grouped[i]) != math.Float32bits(one[i]) {
-					t.Errorf("config %d %s request %d: in groups %v, in one pass %v", ci, prec, i, grouped[i], one[i])
+	for _, backend := range backends {
+		if err := nn.SetBackend(backend); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := nn.RowExact(), backend == "go"; got != want {
+			t.Fatalf("backend %s: RowExact() = %v, want %v", backend, got, want)
+		}
+		for ci, cfg := range cfgs {
+			for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
+				if CheckPrecision(prec) != nil {
+					continue
+				}
+				m, err := New(cfg, 21)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.SetPrecision(prec); err != nil {
+					t.Fatal(err)
+				}
+				tok := wordTok{cfg.Vocab}
+				reqs := mixedTargets(tok, 2*ScoreBatch+7, cfg.MaxTgt, rand.New(rand.NewPCG(uint64(ci), 3)))
+				// The first batch of the sorted requests must be split, or the
+				// test compares one pass with itself.
+				seqs := make([]seq, ScoreBatch)
+				for i := range seqs {
+					seqs[i] = m.layout(&reqs[i])
+				}
+				b := newBatch(seqs, true)
+				lens := make([]int, b.n)
+				for _, o := range b.owner {
+					lens[o]++
+				}
+				src := b.uniq
+				if g := targetGroups(lens, src, b.ts); len(g) < 2 {
+					t.Fatalf("config %d: a batch of targets of 1 to %d tokens is not split", ci, cfg.MaxTgt)
+				}
+				decodeInGroups = true
+				grouped := m.Score(reqs)
+				decodeInGroups = false
+				one := m.Score(reqs)
+				decodeInGroups = true
+				for i := range reqs {
+					if math.Float32bits(grouped[i]) != math.Float32bits(one[i]) {
+						t.Errorf("%s config %d %s request %d: in groups %v, in one pass %v", backend, ci, prec, i, grouped[i], one[i])
+					}
 				}
 			}
 		}

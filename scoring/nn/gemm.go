@@ -28,6 +28,14 @@ func Backend() string {
 	return "openblas/" + blasCore()
 }
 
+// RowExact reports whether every row of a Gemm result depends only on the
+// same row of op(A) and on op(B), bit for bit, whatever the number of rows
+// m: true for the pure-Go kernel, which sums over k in the same order for
+// every m. OpenBLAS picks its kernels and blocking by the shape of the
+// product, so a row computed in a product of another height may differ in
+// its last bits.
+func RowExact() bool { return useGo.Load() }
+
 // SetBackend selects the Gemm implementation: "openblas" (the default in
 // builds with cgo and the openblas build tag, an error in any other build)
 // or "go" (the pure-Go kernel, the only choice in other builds). It must not be called while Gemm calls are running.
