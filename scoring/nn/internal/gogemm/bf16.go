@@ -19,8 +19,9 @@ import (
 // bf16NR is the number of columns of a panel of PackedBF16.
 const bf16NR = 32
 
-// bf16MR is the number of rows of the kernel's tile.
-const bf16MR = 6
+// bf16MR is the number of rows of the kernel's tile: eight, so that the
+// AVX-512 kernel keeps 16 registers of sums (see kernel8x32BF16AVX512).
+const bf16MR = 8
 
 // bf16Rows is the number of rows of A rounded at a time.
 const bf16Rows = 16 * bf16MR
@@ -167,7 +168,7 @@ func gemmBF16With(kern bf16Func, m int, a []float32, lda int, pb *PackedBF16, c 
 	}
 }
 
-// bf16Func is a bfloat16 kernel: the 6×32 tile of sums over kc pairs of
+// bf16Func is a bfloat16 kernel: the 8×32 tile of sums over kc pairs of
 // steps of A (row i at a[i*lda:], lda in words) and the panel b, stored in
 // c with the epilogue of flags (exStore must be set).
 type bf16Func func(kc int, a []uint32, lda int, b []uint32, c []float32, ldc int, flags int, bias []float32)

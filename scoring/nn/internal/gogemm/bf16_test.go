@@ -83,7 +83,7 @@ func naiveBF16(m, n, k int, a []float32, transB bool, b []float32, ep Epilogue) 
 // of the scalar one.
 func TestGemmBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, sz := range [][3]int{{1, 1, 1}, {6, 32, 2}, {7, 33, 5}, {13, 70, 256}, {100, 40, 31}, {200, 65, 1024}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {6, 32, 2}, {8, 32, 2}, {7, 33, 5}, {16, 64, 3}, {13, 70, 256}, {100, 40, 31}, {200, 65, 1024}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		for _, transB := range []bool{false, true} {
 			for _, ep := range []Epilogue{{}, {Bias: randSlice(rng, n), ReLU: true}} {

@@ -52,7 +52,6 @@ const (
 	exStore = 1 << iota // overwrite the tile instead of adding to it
 	exBias              // add the column biases
 	exReLU              // then replace each value v by max(v, 0)
-	exBF16              // bfloat16 pairs, A in place (the AVX-512 kernel only; see GemmBF16)
 	exHalf              // the first NR/2 columns alone, the others left zero sums (kernels with half set)
 )
 

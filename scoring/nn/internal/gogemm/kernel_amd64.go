@@ -5,7 +5,6 @@ package gogemm
 import (
 	"fmt"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -15,6 +14,9 @@ func kernel6x16AVX2Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags
 
 //go:noescape
 func kernel6x32AVX512Ex(kc int, a *float32, lda int, b, c *float32, ldc int, flags int, bias *float32)
+
+//go:noescape
+func kernel8x32BF16AVX512(kc int, a *uint32, lda int, b *uint32, c *float32, ldc int, flags int, bias *float32)
 
 //go:noescape
 func roundBF16AVX512(n16 int, src *float32, dst *uint16)
@@ -122,8 +124,8 @@ const NoBF16Env = "CTXSIM_NO_BF16"
 
 var hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && os.Getenv(NoBF16Env) == ""
 
-// bf16AVX512 is the bfloat16 form of kernel6x32AVX512Ex (flag bit 3), with
-// the bounds checks the assembly cannot do.
+// bf16AVX512 is kernel8x32BF16AVX512 with the bounds checks the assembly
+// cannot do.
 func bf16AVX512(kc int, a []uint32, lda int, b []uint32, c []float32, ldc int, flags int, bias []float32) {
 	if kc <= 0 || lda < kc || len(a) < (bf16MR-1)*lda+kc || len(b) < kc*bf16NR || len(c) < (bf16MR-1)*ldc+bf16NR ||
 		flags&exStore == 0 || (flags&exBias != 0 && len(bias) < bf16NR) {
@@ -133,7 +135,7 @@ func bf16AVX512(kc int, a []uint32, lda int, b []uint32, c []float32, ldc int, f
 	if flags&exBias != 0 {
 		bp = &bias[0]
 	}
-	kernel6x32AVX512Ex(kc, (*float32)(unsafe.Pointer(&a[0])), lda, (*float32)(unsafe.Pointer(&b[0])), &c[0], ldc, flags|exBF16, bp)
+	kernel8x32BF16AVX512(kc, &a[0], lda, &b[0], &c[0], ldc, flags, bp)
 }
 
 // roundBF16 sets dst[i] = BF16Bits(src[i]) for every i < len(src).

@@ -241,14 +241,7 @@ dots32AVX2_done:
 // max(v, 0) (ReLU). Each step is the same operation whether A is packed
 // or read in place, so the sums are the same bits.
 //
-// Bit 3 selects bfloat16 products (a CPU with AVX512_BF16 only): A is read
-// in place (lda > 0, in 32-bit words) and each 32-bit word of A and B holds
-// two bfloat16 values, k-steps 2p (low half) and 2p+1 (high half); B's step
-// is 32 such words, one per column, and kc counts pairs. Each pair step is
-// one VDPBF16PS (assembled from its bytes: the Go assembler lacks it), which
-// adds both exact products to the float32 sums.
-//
-// Bit 4 (float32 only) sums columns 0-15 alone, for a tile at the right
+// Bit 3 sums columns 0-15 alone, for a tile at the right
 // edge of C (see below).
 TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
@@ -276,8 +269,6 @@ TEXT ·kernel6x32AVX512Ex(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JE kernel6x32AVX512Ex_epilogue
 	TESTQ $8, SI
-	JNE kernel6x32AVX512Ex_bf16
-	TESTQ $16, SI
 	JNE kernel6x32AVX512Ex_half
 	TESTQ R8, R8
 	JNE kernel6x32AVX512Ex_direct
@@ -472,38 +463,6 @@ kernel6x32AVX512Ex_store:
 	VZEROUPPER
 	RET
 
-kernel6x32AVX512Ex_bf16:
-	LEAQ (AX)(R8*2), R9
-	ADDQ R8, R9
-
-kernel6x32AVX512Ex_bfloop:
-	VMOVUPS 0(BX), Z12
-	VMOVUPS 64(BX), Z13
-	VBROADCASTSS (AX), Z16
-	BYTE $0x62; BYTE $0xd2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xc4  // VDPBF16PS Z12, Z16, Z0
-	BYTE $0x62; BYTE $0xd2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xcd  // VDPBF16PS Z13, Z16, Z1
-	VBROADCASTSS (AX)(R8*1), Z17
-	BYTE $0x62; BYTE $0xd2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xd4  // VDPBF16PS Z12, Z17, Z2
-	BYTE $0x62; BYTE $0xd2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xdd  // VDPBF16PS Z13, Z17, Z3
-	VBROADCASTSS (AX)(R8*2), Z18
-	BYTE $0x62; BYTE $0xd2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xe4  // VDPBF16PS Z12, Z18, Z4
-	BYTE $0x62; BYTE $0xd2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xed  // VDPBF16PS Z13, Z18, Z5
-	VBROADCASTSS (R9), Z19
-	BYTE $0x62; BYTE $0xd2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xf4  // VDPBF16PS Z12, Z19, Z6
-	BYTE $0x62; BYTE $0xd2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xfd  // VDPBF16PS Z13, Z19, Z7
-	VBROADCASTSS (R9)(R8*1), Z20
-	BYTE $0x62; BYTE $0x52; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xc4  // VDPBF16PS Z12, Z20, Z8
-	BYTE $0x62; BYTE $0x52; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xcd  // VDPBF16PS Z13, Z20, Z9
-	VBROADCASTSS (R9)(R8*2), Z21
-	BYTE $0x62; BYTE $0x52; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xd4  // VDPBF16PS Z12, Z21, Z10
-	BYTE $0x62; BYTE $0x52; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xdd  // VDPBF16PS Z13, Z21, Z11
-	ADDQ $4, AX
-	ADDQ $4, R9
-	ADDQ $128, BX
-	DECQ CX
-	JNZ kernel6x32AVX512Ex_bfloop
-	JMP kernel6x32AVX512Ex_epilogue
-
 // func dots8x8AVX2(n8 int, x *float32, ld int, w *float32, acc *float32)
 //
 // dots32AVX2's sums for 8 rows (row i at x + i*ld), 8 steps at a time:
@@ -623,5 +582,155 @@ roundBF16AVX512_loop:
 	DECQ CX
 	JNZ roundBF16AVX512_loop
 roundBF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func kernel8x32BF16AVX512(kc int, a *uint32, lda int, b *uint32, c *float32, ldc int, flags int, bias *float32)
+//
+// The bfloat16 micro-kernel (a CPU with AVX512_BF16 only): an 8x32 tile of
+// float32 sums. Each 32-bit word of A and B holds two bfloat16 values,
+// k-steps 2p (low half) and 2p+1 (high half); A is read in place, row i at
+// a + i*lda (lda in words); B's step is 32 such words, one per column; kc
+// counts pairs. Each pair step is one VDPBF16PS per register of sums
+// (assembled from its bytes: the Go assembler lacks it), which adds both
+// exact products. Sixteen registers of sums keep the instruction's latency
+// covered at two issues per cycle (twelve, as in the 6x32 float32 tile, do
+// not on AMD Zen 5). The tile overwrites C (flags bit 0 must be set) after
+// bit 1 (add bias[j] to column j) and bit 2 (ReLU) are applied.
+TEXT ·kernel8x32BF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), DX
+	MOVQ flags+48(FP), SI
+	MOVQ bias+56(FP), R10
+	SHLQ $2, DX
+	SHLQ $2, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JE kernel8x32BF16AVX512_bias
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R11
+	ADDQ R8, R11
+
+kernel8x32BF16AVX512_loop:
+	VMOVUPS 0(BX), Z16
+	VMOVUPS 64(BX), Z17
+	VBROADCASTSS (AX), Z18
+	BYTE $0x62; BYTE $0xb2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc0  // VDPBF16PS Z16, Z18, Z0
+	BYTE $0x62; BYTE $0xb2; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xc9  // VDPBF16PS Z17, Z18, Z1
+	VBROADCASTSS (AX)(R8*1), Z19
+	BYTE $0x62; BYTE $0xb2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xd0  // VDPBF16PS Z16, Z19, Z2
+	BYTE $0x62; BYTE $0xb2; BYTE $0x66; BYTE $0x40; BYTE $0x52; BYTE $0xd9  // VDPBF16PS Z17, Z19, Z3
+	VBROADCASTSS (AX)(R8*2), Z20
+	BYTE $0x62; BYTE $0xb2; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xe0  // VDPBF16PS Z16, Z20, Z4
+	BYTE $0x62; BYTE $0xb2; BYTE $0x5e; BYTE $0x40; BYTE $0x52; BYTE $0xe9  // VDPBF16PS Z17, Z20, Z5
+	VBROADCASTSS (R9), Z21
+	BYTE $0x62; BYTE $0xb2; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xf0  // VDPBF16PS Z16, Z21, Z6
+	BYTE $0x62; BYTE $0xb2; BYTE $0x56; BYTE $0x40; BYTE $0x52; BYTE $0xf9  // VDPBF16PS Z17, Z21, Z7
+	VBROADCASTSS (R9)(R8*1), Z22
+	BYTE $0x62; BYTE $0x32; BYTE $0x4e; BYTE $0x40; BYTE $0x52; BYTE $0xc0  // VDPBF16PS Z16, Z22, Z8
+	BYTE $0x62; BYTE $0x32; BYTE $0x4e; BYTE $0x40; BYTE $0x52; BYTE $0xc9  // VDPBF16PS Z17, Z22, Z9
+	VBROADCASTSS (R9)(R8*2), Z23
+	BYTE $0x62; BYTE $0x32; BYTE $0x46; BYTE $0x40; BYTE $0x52; BYTE $0xd0  // VDPBF16PS Z16, Z23, Z10
+	BYTE $0x62; BYTE $0x32; BYTE $0x46; BYTE $0x40; BYTE $0x52; BYTE $0xd9  // VDPBF16PS Z17, Z23, Z11
+	VBROADCASTSS (R11), Z24
+	BYTE $0x62; BYTE $0x32; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe0  // VDPBF16PS Z16, Z24, Z12
+	BYTE $0x62; BYTE $0x32; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe9  // VDPBF16PS Z17, Z24, Z13
+	VBROADCASTSS (R11)(R8*1), Z25
+	BYTE $0x62; BYTE $0x32; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xf0  // VDPBF16PS Z16, Z25, Z14
+	BYTE $0x62; BYTE $0x32; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xf9  // VDPBF16PS Z17, Z25, Z15
+	ADDQ $4, AX
+	ADDQ $4, R9
+	ADDQ $4, R11
+	ADDQ $128, BX
+	DECQ CX
+	JNZ kernel8x32BF16AVX512_loop
+
+kernel8x32BF16AVX512_bias:
+	TESTQ $2, SI
+	JE kernel8x32BF16AVX512_relu
+	VMOVUPS 0(R10), Z16
+	VMOVUPS 64(R10), Z17
+	VADDPS Z16, Z0, Z0
+	VADDPS Z17, Z1, Z1
+	VADDPS Z16, Z2, Z2
+	VADDPS Z17, Z3, Z3
+	VADDPS Z16, Z4, Z4
+	VADDPS Z17, Z5, Z5
+	VADDPS Z16, Z6, Z6
+	VADDPS Z17, Z7, Z7
+	VADDPS Z16, Z8, Z8
+	VADDPS Z17, Z9, Z9
+	VADDPS Z16, Z10, Z10
+	VADDPS Z17, Z11, Z11
+	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z13, Z13
+	VADDPS Z16, Z14, Z14
+	VADDPS Z17, Z15, Z15
+
+kernel8x32BF16AVX512_relu:
+	TESTQ $4, SI
+	JE kernel8x32BF16AVX512_store
+	VPXORD Z18, Z18, Z18
+	VMAXPS Z18, Z0, Z0
+	VMAXPS Z18, Z1, Z1
+	VMAXPS Z18, Z2, Z2
+	VMAXPS Z18, Z3, Z3
+	VMAXPS Z18, Z4, Z4
+	VMAXPS Z18, Z5, Z5
+	VMAXPS Z18, Z6, Z6
+	VMAXPS Z18, Z7, Z7
+	VMAXPS Z18, Z8, Z8
+	VMAXPS Z18, Z9, Z9
+	VMAXPS Z18, Z10, Z10
+	VMAXPS Z18, Z11, Z11
+	VMAXPS Z18, Z12, Z12
+	VMAXPS Z18, Z13, Z13
+	VMAXPS Z18, Z14, Z14
+	VMAXPS Z18, Z15, Z15
+
+kernel8x32BF16AVX512_store:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z2, 0(DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z4, 0(DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z6, 0(DI)
+	VMOVUPS Z7, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z8, 0(DI)
+	VMOVUPS Z9, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z10, 0(DI)
+	VMOVUPS Z11, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z12, 0(DI)
+	VMOVUPS Z13, 64(DI)
+	ADDQ DX, DI
+	VMOVUPS Z14, 0(DI)
+	VMOVUPS Z15, 64(DI)
 	VZEROUPPER
 	RET
