@@ -83,7 +83,7 @@ func (a *MultiHeadAttention) Forward(q, kv *Tensor, keyPad []bool, causal bool) 
 		probs: newTensorUninit(nb, a.Heads, tq, tk), ctx: newTensorUninit(nb, tq, d),
 		batch: nb, tq: tq, tk: tk,
 	}
-	a.attend(c.qp.Data, c.kp.Data, c.vp.Data, c.ctx.Data, c.probs.Data, nb, tq, tk, nil, keyPad, causal)
+	a.attend(c.qp.Data, c.kp.Data, c.vp.Data, c.ctx.Data, c.probs.Data, nb, tq, tk, nil, keyPad, causal, false)
 	return a.O.Forward(c.ctx), c
 }
 
@@ -93,11 +93,15 @@ func (a *MultiHeadAttention) Forward(q, kv *Tensor, keyPad []bool, causal bool) 
 // with keyPad (tk entries per source, or nil) and the causal mask. With
 // probs of nb*heads*tq*tk values the attention weights are kept there;
 // otherwise (len(probs) == tq*tk) that buffer is reused for every head.
-func (a *MultiHeadAttention) attend(qp, kp, vp, ctx, probs []float32, nb, tq, tk int, src []int, keyPad []bool, causal bool) {
+// With scaled, qp already holds the queries times attentionScale.
+func (a *MultiHeadAttention) attend(qp, kp, vp, ctx, probs []float32, nb, tq, tk int, src []int, keyPad []bool, causal, scaled bool) {
 	d := a.Dim()
 	nh := a.Heads
 	dh := d / nh
-	scale := float32(1 / math.Sqrt(float64(dh)))
+	scale := a.attentionScale()
+	if scaled {
+		scale = 1
+	}
 	keep := len(probs) == nb*nh*tq*tk
 	for b := 0; b < nb; b++ {
 		kb := b
@@ -159,13 +163,33 @@ func (a *MultiHeadAttention) ApplyShared(q, kv *Tensor, src []int, keyPad []bool
 func (a *MultiHeadAttention) apply(q, kv *Tensor, nb, tq, tk int, src []int, keyPad []bool, causal bool) *Tensor {
 	qp, kp, vp := a.Q.Forward(q), a.K.Forward(kv), a.V.Forward(kv)
 	ctx := newTensorUninit(nb, tq, a.Dim())
+	// The pure-Go Gemm folds alpha into A as alpha*a before its sums, so
+	// scaling the queries here gives the same bits and lets the score
+	// products read them in place rather than pack a scaled copy per head.
+	// OpenBLAS may apply alpha elsewhere; it gets the scale as alpha.
+	scaled := useGo.Load()
+	if scaled {
+		scaleInPlace(qp.Data, a.attentionScale())
+	}
 	probs := getBuf(tq*tk, false)
-	a.attend(qp.Data, kp.Data, vp.Data, ctx.Data, probs, nb, tq, tk, src, keyPad, causal)
+	a.attend(qp.Data, kp.Data, vp.Data, ctx.Data, probs, nb, tq, tk, src, keyPad, causal, scaled)
 	putBuf(probs)
 	releaseAll(qp, kp, vp)
 	y := a.O.Forward(ctx)
 	ctx.Release()
 	return y
+}
+
+// attentionScale is the factor of the attention scores, 1/sqrt(d/heads).
+func (a *MultiHeadAttention) attentionScale() float32 {
+	return float32(1 / math.Sqrt(float64(a.Dim()/a.Heads)))
+}
+
+// scaleInPlace multiplies every value of x by s.
+func scaleInPlace(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
 }
 
 // checkShapes panics unless q (batch, tq, dim) and kv (batch, tk, dim)
