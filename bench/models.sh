@@ -54,7 +54,14 @@ elif go test -tags openblas -run '^$' -bench NONE ./scoring/nn >/dev/null 2>&1; 
 fi
 
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+trap 'rm -f "$raw" "$raw.peak"' EXIT
+# The core's multiply-add instruction rates (bench/peak.c), so that the
+# GEMM figures below read as a share of the machine's limit; needs gcc.
+if command -v gcc >/dev/null && gcc -O2 -march=native -o "$raw.peak" bench/peak.c 2>/dev/null; then
+  log "instruction peak, one core (GFLOP/s; bench/peak.c): $("$raw.peak" 2>/dev/null | paste -sd, - | sed 's/,/, /g')"
+else
+  log "instruction peak: not measured (bench/peak.c needs gcc)"
+fi
 # gotest runs go test, or with BIN the package's test binary from its
 # folder (as go test does), with the same flags.
 gotest() { # tags..., then flags and packages
