@@ -47,8 +47,6 @@ func TestDecodeInGroups(t *testing.T) {
 		backends = []string{"openblas", "go"}
 	}
 	defer nn.SetBackend(backends[0])
-	cfgs := []Config{tinyConfig(), {Vocab: 200, Dim: 64, Heads: 4, FF: 256, EncLayers: 2, DecLayers: 2,
-		MaxSrc: 80, MaxTgt: 40, MaxSegments: 5}}
 	for _, backend := range backends {
 		if err := nn.SetBackend(backend); err != nil {
 			t.Fatal(err)
@@ -56,46 +54,53 @@ func TestDecodeInGroups(t *testing.T) {
 		if got, want := nn.RowExact(), backend == "go"; got != want {
 			t.Fatalf("backend %s: RowExact() = %v, want %v", backend, got, want)
 		}
+		cfgs := []Config{tinyConfig(), {Vocab: 200, Dim: 64, Heads: 4, FF: 256, EncLayers: 2, DecLayers: 2,
+			MaxSrc: 80, MaxTgt: 40, MaxSegments: 5}}
 		for ci, cfg := range cfgs {
 			for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
-				if CheckPrecision(prec) != nil {
-					continue
-				}
-				m, err := New(cfg, 21)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := m.SetPrecision(prec); err != nil {
-					t.Fatal(err)
-				}
-				tok := wordTok{cfg.Vocab}
-				reqs := mixedTargets(tok, 2*ScoreBatch+7, cfg.MaxTgt, rand.New(rand.NewPCG(uint64(ci), 3)))
-				// The first batch of the sorted requests must be split, or the
-				// test compares one pass with itself.
-				seqs := make([]seq, ScoreBatch)
-				for i := range seqs {
-					seqs[i] = m.layout(&reqs[i])
-				}
-				b := newBatch(seqs, true)
-				lens := make([]int, b.n)
-				for _, o := range b.owner {
-					lens[o]++
-				}
-				src := b.uniq
-				if g := targetGroups(lens, src, b.ts); len(g) < 2 {
-					t.Fatalf("config %d: a batch of targets of 1 to %d tokens is not split", ci, cfg.MaxTgt)
-				}
-				decodeInGroups = true
-				grouped := m.Score(reqs)
-				decodeInGroups = false
-				one := m.Score(reqs)
-				decodeInGroups = true
-				for i := range reqs {
-					if math.Float32bits(grouped[i]) != math.Float32bits(one[i]) {
-						t.Errorf("%s config %d %s request %d: in groups %v, in one pass %v", backend, ci, prec, i, grouped[i], one[i])
-					}
+				if CheckPrecision(prec) == nil {
+					checkDecodeInGroups(t, backend, ci, cfg, prec)
 				}
 			}
+		}
+	}
+}
+
+// checkDecodeInGroups is TestDecodeInGroups for one backend, config and
+// precision.
+func checkDecodeInGroups(t *testing.T, backend string, ci int, cfg Config, prec string) {
+	t.Helper()
+	m, err := New(cfg, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPrecision(prec); err != nil {
+		t.Fatal(err)
+	}
+	tok := wordTok{cfg.Vocab}
+	reqs := mixedTargets(tok, 2*ScoreBatch+7, cfg.MaxTgt, rand.New(rand.NewPCG(uint64(ci), 3)))
+	// The first batch of the sorted requests must be split, or the test
+	// compares one pass with itself.
+	seqs := make([]seq, ScoreBatch)
+	for i := range seqs {
+		seqs[i] = m.layout(&reqs[i])
+	}
+	b := newBatch(seqs, true)
+	lens := make([]int, b.n)
+	for _, o := range b.owner {
+		lens[o]++
+	}
+	if g := targetGroups(lens, b.uniq, b.ts); len(g) < 2 {
+		t.Fatalf("config %d: a batch of targets of 1 to %d tokens is not split", ci, cfg.MaxTgt)
+	}
+	decodeInGroups = true
+	grouped := m.Score(reqs)
+	decodeInGroups = false
+	one := m.Score(reqs)
+	decodeInGroups = true
+	for i := range reqs {
+		if math.Float32bits(grouped[i]) != math.Float32bits(one[i]) {
+			t.Errorf("%s config %d %s request %d: in groups %v, in one pass %v", backend, ci, prec, i, grouped[i], one[i])
 		}
 	}
 }

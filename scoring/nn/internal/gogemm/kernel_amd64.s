@@ -332,7 +332,7 @@ kernel6x32AVX512Ex_dloop:
 	JNZ kernel6x32AVX512Ex_dloop
 	JMP kernel6x32AVX512Ex_epilogue
 
-// Bit 4: columns 0-15 only (a tile at the right edge of C with at most 16
+// Bit 3: columns 0-15 only (a tile at the right edge of C with at most 16
 // columns): the same steps on the first of the two B vectors, so those
 // columns get the bits of the full tile in half the multiply-adds; the
 // accumulators of columns 16-31 stay zero.
