@@ -52,8 +52,13 @@ func (r Root) Current(ctx context.Context) (*Current, error) {
 		return nil, err
 	}
 	var c Current
-	if err := json.Unmarshal(b, &c); err != nil || c.Version == "" {
+	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("%s: corrupt pointer (%v): fix or remove it", name, err)
+	}
+	for _, f := range []struct{ name, value string }{{"version", c.Version}, {"manifest", c.Manifest}} {
+		if f.value == "" {
+			return nil, fmt.Errorf("%s: corrupt pointer (no %q field): fix or remove it", name, f.name)
+		}
 	}
 	return &c, nil
 }
@@ -90,22 +95,33 @@ func ReadManifest(ctx context.Context, cur *Current, m any) error {
 // Commit makes version v current: it writes the version's manifest m,
 // then points CURRENT.json at it.
 func (r Root) Commit(ctx context.Context, v string, m any) error {
+	mpath := storage.Join(r.Dir(v), ManifestName)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", mpath, err)
 	}
-	mpath := storage.Join(r.Dir(v), ManifestName)
 	if err := storage.WriteFile(ctx, mpath, append(b, '\n')); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", mpath, err)
 	}
-	cb, _ := json.MarshalIndent(Current{Version: v, Manifest: mpath}, "", "  ")
-	return storage.WriteFile(ctx, storage.Join(string(r), CurrentName), append(cb, '\n'))
+	cpath := storage.Join(string(r), CurrentName)
+	cb, err := json.MarshalIndent(Current{Version: v, Manifest: mpath}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", cpath, err)
+	}
+	if err := storage.WriteFile(ctx, cpath, append(cb, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", cpath, err)
+	}
+	return nil
 }
 
 // Expire removes the committed versions older than the newest keep, never
-// current, and returns those removed. keep < 1 keeps every version.
+// current, and returns those removed. keep 0 keeps every version; a
+// negative keep is an error.
 func (r Root) Expire(ctx context.Context, keep int, current string) ([]string, error) {
-	if keep < 1 {
+	if keep < 0 {
+		return nil, fmt.Errorf("keep %d versions: want 0 (all) or more", keep)
+	}
+	if keep == 0 {
 		return nil, nil
 	}
 	found, err := storage.Glob(ctx, storage.Join(string(r), "versions/*/"+ManifestName))

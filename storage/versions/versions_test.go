@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -71,4 +72,43 @@ func TestCommitAndExpire(t *testing.T) {
 func dirExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// A pointer without its version or manifest is refused, naming the file
+// and the missing field.
+func TestCurrentMissingField(t *testing.T) {
+	root := Root(t.TempDir())
+	name := filepath.Join(string(root), CurrentName)
+	for body, field := range map[string]string{
+		`{"version": "v000001"}`:                                  `"manifest"`,
+		`{"manifest": "/x/versions/v000001/MANIFEST.json"}`:       `"version"`,
+		`{"version": "v000001", "manifest": ""}`:                  `"manifest"`,
+		`{"version": "", "manifest": "/x/v000001/MANIFEST.json"}`: `"version"`,
+	} {
+		os.WriteFile(name, []byte(body), 0o644)
+		cur, err := root.Current(context.Background())
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: current %+v, error %v; want one naming %s and %s", body, cur, err, name, field)
+		}
+	}
+}
+
+// A negative number of versions to keep is refused, and nothing removed.
+func TestExpireNegative(t *testing.T) {
+	ctx := context.Background()
+	root := Root(t.TempDir())
+	for _, v := range []string{"v000001", "v000002"} {
+		if err := root.Commit(ctx, v, manifest{Version: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed, err := root.Expire(ctx, -7, "v000002"); err == nil || len(removed) > 0 {
+		t.Errorf("Expire(-7) = %v, %v; want an error", removed, err)
+	}
+	if removed, err := root.Expire(ctx, 0, "v000002"); err != nil || len(removed) > 0 {
+		t.Errorf("Expire(0) = %v, %v; want every version kept", removed, err)
+	}
+	if !dirExists(root.Dir("v000001")) {
+		t.Error("v000001 was removed")
+	}
 }
