@@ -24,7 +24,9 @@ type Pair struct {
 
 // Read reads the columns score, s1, s2 (tab-separated, after a header line;
 // further columns are ignored) of the file at path, local or remote. Blank
-// lines are skipped; a malformed line is an error naming it.
+// lines are skipped; a malformed line is an error naming it, and so is a
+// first line that is not the header "score\ts1\ts2..." (without the
+// header, the first pair would be taken for it and lost).
 func Read(ctx context.Context, path string) ([]Pair, error) {
 	data, err := storage.ReadFile(ctx, path)
 	if err != nil {
@@ -36,8 +38,14 @@ func Read(ctx context.Context, path string) ([]Pair, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		if line == 1 || strings.TrimSpace(sc.Text()) == "" {
-			continue // header, or a blank line
+		if line == 1 {
+			if err := checkHeader(sc.Text()); err != nil {
+				return nil, fmt.Errorf("%s:1: %w", path, err)
+			}
+			continue
+		}
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
 		}
 		cols := strings.Split(sc.Text(), "\t")
 		if len(cols) < 3 {
@@ -60,6 +68,27 @@ func Read(ctx context.Context, path string) ([]Pair, error) {
 		return nil, fmt.Errorf("%s: %d pairs; need at least 2", path, len(out))
 	}
 	return out, nil
+}
+
+// header is the columns an STS file's first line names.
+var header = []string{"score", "s1", "s2"}
+
+// checkHeader returns an error unless line is the header: score, s1 and
+// s2, then any other columns, separated by tabs (a byte order mark and the
+// names' case and surrounding spaces do not matter).
+func checkHeader(line string) error {
+	cols := strings.Split(strings.TrimPrefix(line, "\uFEFF"), "\t")
+	ok := len(cols) >= len(header)
+	for i := 0; ok && i < len(header); i++ {
+		ok = strings.EqualFold(strings.TrimSpace(cols[i]), header[i])
+	}
+	if ok {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSpace(cols[0]), 64); err == nil && len(cols) >= 3 {
+		return fmt.Errorf("no header: the first line is a pair (%q); add the header line %q above it", line, "score\ts1\ts2\tgenre")
+	}
+	return fmt.Errorf("want the header %q (tab-separated; further columns are ignored), got %q", "score\ts1\ts2", line)
 }
 
 // Spread returns n pairs spread evenly over ps (every len/n-th), or ps when

@@ -43,3 +43,29 @@ func TestSpread(t *testing.T) {
 		t.Fatal("Spread should keep all pairs for n = 0 or n >= len")
 	}
 }
+
+// A file without the header is refused: read as before, its first pair
+// would be taken for the header and lost.
+func TestReadNeedsHeader(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ body, want string }{
+		"pairs":  {"4.5\tA cat sat.\tA cat sits.\tx\n0.5\tDogs bark.\tRain falls.\tx\n3\tOne.\tTwo.\tx\n", "no header"},
+		"other":  {"gold\ta\tb\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
+		"spaces": {"score s1 s2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
+		"blank":  {"\nscore\ts1\ts2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
+	} {
+		p := filepath.Join(dir, name+".tsv")
+		os.WriteFile(p, []byte(tc.body), 0o644)
+		ps, err := Read(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), p+":1: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Read = %d pairs, error %v; want one naming %s:1 and %q", name, len(ps), err, p, tc.want)
+		}
+	}
+	// The header's case, spaces around its names, a byte order mark and
+	// further columns do not matter.
+	p := filepath.Join(dir, "bom.tsv")
+	os.WriteFile(p, []byte("\uFEFFScore\t s1 \tS2\tgenre\textra\n4.5\tA cat sat.\tA cat sits.\tx\ty\n0.5\tDogs bark.\tRain falls.\tx\ty\n"), 0o644)
+	if ps, err := Read(context.Background(), p); err != nil || len(ps) != 2 || ps[0].Gold != 4.5 {
+		t.Errorf("a header with a byte order mark: %+v, %v", ps, err)
+	}
+}
