@@ -96,6 +96,9 @@ func readRecord(ctx context.Context, fs FS, dir, name string) (m Manifest, ok bo
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, false, fmt.Errorf("%s: not a valid %s: %w", mp, kindOf(name), err)
 	}
+	if err := checkRecord(m, name); err != nil {
+		return m, false, fmt.Errorf("%s: not a valid %s: %w (corrupt or edited)", mp, kindOf(name), err)
+	}
 	return m, true, nil
 }
 
@@ -105,6 +108,27 @@ func kindOf(name string) string {
 		return "manifest"
 	}
 	return "part record"
+}
+
+// checkRecord checks that m, read from the file name, lists one file per
+// shard and each file once; a manifest's files are the shards' in order,
+// named as FileName names them (a part record's are numbered among all the
+// parts' files, which CommitParts checks).
+func checkRecord(m Manifest, name string) error {
+	if len(m.Files) != m.NumShards {
+		return fmt.Errorf("num_shards is %d and %d files are listed", m.NumShards, len(m.Files))
+	}
+	seen := make(map[string]bool, len(m.Files))
+	for i, e := range m.Files {
+		if name == ManifestName && e.Name != FileName(i, m.NumShards) {
+			return fmt.Errorf("file %d is %q, want %q", i, e.Name, FileName(i, m.NumShards))
+		}
+		if seen[e.Name] {
+			return fmt.Errorf("%q is listed twice", e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return nil
 }
 
 // checkMatched checks the files a glob matched in dir (their base names
