@@ -99,7 +99,10 @@ func Fetch(ctx context.Context, dir string) (string, error) {
 	if len(files) == 0 {
 		return "", fmt.Errorf("%s: no files there", dir)
 	}
-	want, _ := json.Marshal(files)
+	want, err := json.Marshal(files)
+	if err != nil {
+		return "", fmt.Errorf("%s: encode its listing: %w", dir, err)
+	}
 	h := sha256.Sum256([]byte(strings.TrimSuffix(dir, "/")))
 	root := CacheRoot()
 	final := filepath.Join(root, fmt.Sprintf("%x", h[:12]))

@@ -77,7 +77,10 @@ func Acquire(ctx context.Context, dir, job, runID string, takeOver bool) (*Lease
 	}
 	host, _ := os.Hostname()
 	h := Holder{RunID: runID, Job: job, Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second)}
-	body, _ := json.MarshalIndent(h, "", "  ")
+	body, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("the lease %s: %w", p, err)
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		err := st.create(ctx, p, append(body, '\n'))
 		if err == nil {
