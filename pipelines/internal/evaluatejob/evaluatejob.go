@@ -9,7 +9,6 @@ package evaluatejob
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/evaluation"
+	"github.com/ctxsim/ctxsim/pipelines/internal/nanjson"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/resources"
@@ -175,7 +175,9 @@ func (c Config) open(ctx context.Context, genPrecision string, n int, start time
 }
 
 // writeResults writes results.json: the results with what they were
-// computed from.
+// computed from. A result that is NaN or infinite (the Spearman
+// correlation of constant scores) is written as null, with a warning on
+// stderr.
 func (c Config) writeResults(ctx context.Context, out *evaluation.Output, pairs []sts.Pair, res *resources.Resources,
 	start time.Time) error {
 	doc := map[string]any{
@@ -184,8 +186,15 @@ func (c Config) writeResults(ctx context.Context, out *evaluation.Output, pairs 
 		"chunks": res.Engine.Store.Len(), "seconds": time.Since(start).Seconds(), "engine": res.Engine.Stats(),
 		"schema_version": schemas.Version,
 	}
-	b, _ := json.MarshalIndent(doc, "", "  ")
-	return storage.WriteFile(ctx, storage.Join(c.Output, "results.json"), append(b, '\n'))
+	b, err := nanjson.Document(os.Stderr, "evaluate", "results.json", doc)
+	if err != nil {
+		return err
+	}
+	path := storage.Join(c.Output, "results.json")
+	if err := storage.WriteFile(ctx, path, b); err != nil {
+		return fmt.Errorf("evaluate: write %s: %w", path, err)
+	}
+	return nil
 }
 
 // pairsTSV is pairs.tsv: a header, then for each pair its gold score, its

@@ -2,14 +2,20 @@ package evaluatejob
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/evaluation"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
+	"github.com/ctxsim/ctxsim/resources"
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/scoring/method"
 )
 
 // testConfig is a config with the flags' defaults and the given arguments
@@ -78,5 +84,47 @@ func TestPairsTSV(t *testing.T) {
 		"0\t0.25000\t-0.12346\t0.00000\tOne.\tTwo.\n"
 	if got := string(pairsTSV(out, pairs)); got != want {
 		t.Fatalf("pairs.tsv:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A NaN result (the Spearman correlation of constant gold scores) is
+// written as null: results.json stays valid JSON. A file that cannot be
+// written fails the job.
+func TestWriteResultsNaN(t *testing.T) {
+	dir := t.TempDir()
+	c := testConfig(t, "--output="+dir, "--sts=a.tsv")
+	out := &evaluation.Output{Results: []evaluation.Result{{Name: "tfidf", Spearman100: 12.5, Pairs: 2},
+		{Name: "origin", Spearman100: math.NaN(), Pairs: 2}}}
+	res := &resources.Resources{Engine: &method.Engine{Store: method.NewStore()},
+		Models: &method.Models{Fingerprint: "models-1"}, Index: &retrieval.Index{}}
+	pairs := []sts.Pair{{Gold: 3, S1: "A.", S2: "B."}, {Gold: 3, S1: "C.", S2: "D."}}
+	if err := c.writeResults(context.Background(), out, pairs, res, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []struct {
+			Name     string   `json:"name"`
+			Spearman *float64 `json:"spearman_x100"`
+		} `json:"results"`
+		Pairs int `json:"pairs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("results.json is not JSON (%v):\n%q", err, b)
+	}
+	if len(doc.Results) != 2 || doc.Pairs != 2 || doc.Results[0].Spearman == nil || *doc.Results[0].Spearman != 12.5 ||
+		doc.Results[1].Name != "origin" || doc.Results[1].Spearman != nil {
+		t.Errorf("results.json:\n%s", b)
+	}
+
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	c.Output = filepath.Join(file, "out")
+	if err := c.writeResults(context.Background(), out, pairs, res, time.Now()); err == nil ||
+		!strings.Contains(err.Error(), "results.json") {
+		t.Errorf("an output under a file: %v", err)
 	}
 }

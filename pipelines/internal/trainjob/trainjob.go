@@ -9,7 +9,6 @@ package trainjob
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/nanjson"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
@@ -319,9 +319,13 @@ func (j *job) finish(ctx context.Context, want map[string]bool, start time.Time)
 	if len(want) == 1 {
 		name = "train-results-" + jobrun.SplitList(j.c.Models)[0] + ".json"
 	}
-	b, _ := json.MarshalIndent(j.res, "", "  ")
-	if err := os.WriteFile(filepath.Join(j.dir, name), append(b, '\n'), 0o644); err != nil {
+	b, err := nanjson.Document(os.Stderr, "train", name, j.res)
+	if err != nil {
 		return err
+	}
+	path := filepath.Join(j.dir, name)
+	if err := storage.WriteFile(ctx, path, b); err != nil {
+		return fmt.Errorf("train: write %s: %w", path, err)
 	}
 	if j.dir != j.c.Output {
 		if err := storage.Upload(ctx, j.dir, j.c.Output); err != nil {

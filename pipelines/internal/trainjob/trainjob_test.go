@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 )
@@ -141,5 +143,30 @@ func TestRunLoopNeedsABatch(t *testing.T) {
 	_, err := runLoop(loop[int]{name: "disc", exs: []int{1, 2}, steps: 5, batch: 4}, loopOptions{})
 	if err == nil || !strings.Contains(err.Error(), "disc: 2 training examples, fewer than one batch of 4") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A NaN result (a diverged loss) is written as null: the results file
+// stays valid JSON.
+func TestFinishNaN(t *testing.T) {
+	dir := t.TempDir()
+	j := &job{c: Config{Models: "ctx", Output: dir}, dir: dir,
+		res: results{Train: 3, Ctx: map[string]any{"train_loss": math.NaN(), "steps": 2}}}
+	if err := j.finish(context.Background(), map[string]bool{"ctx": true}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "train-results-ctx.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Train int            `json:"train_documents"`
+		Ctx   map[string]any `json:"ctx"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("train-results-ctx.json is not JSON (%v):\n%q", err, b)
+	}
+	if v, ok := doc.Ctx["train_loss"]; !ok || v != nil || doc.Train != 3 || doc.Ctx["steps"] != 2.0 {
+		t.Errorf("train-results-ctx.json:\n%s", b)
 	}
 }
