@@ -5,7 +5,6 @@ package harvestjob
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/nanjson"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
@@ -313,10 +313,18 @@ func PairConfig(h settings.Harvest) (harvest.PairConfig, error) {
 	return pc, nil
 }
 
-// WriteSummary writes dir/summary.json and returns its bytes.
+// WriteSummary writes dir/summary.json and returns its bytes. A figure that
+// is NaN or infinite is written as null, with a warning on stderr.
 func WriteSummary(ctx context.Context, dir string, sum harvest.Summary) ([]byte, error) {
-	b, _ := json.MarshalIndent(sum, "", "  ")
-	return b, storage.WriteFile(ctx, storage.Join(dir, jobrun.SummaryName), append(b, '\n'))
+	b, err := nanjson.Document(os.Stderr, "harvest", jobrun.SummaryName, sum)
+	if err != nil {
+		return nil, err
+	}
+	path := storage.Join(dir, jobrun.SummaryName)
+	if err := storage.WriteFile(ctx, path, b); err != nil {
+		return nil, fmt.Errorf("harvest: write %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // printPairs prints n labeled pairs spread over the range of labels: the

@@ -1,7 +1,10 @@
 package harvestjob
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
 func config(t *testing.T, args ...string) Config {
@@ -65,5 +69,33 @@ func TestRunChecksInputsFirst(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("the earlier run's summary is still there: %v", err)
+	}
+}
+
+// A NaN figure (a mean over no pairs) is written as null: summary.json
+// stays valid JSON. A file that cannot be written fails the job.
+func TestWriteSummaryNaN(t *testing.T) {
+	dir := t.TempDir()
+	sum := harvest.Summary{RunID: "r1", MeanSetSize: math.NaN(), Seconds: 2}
+	b, err := WriteSummary(context.Background(), dir, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := os.ReadFile(filepath.Join(dir, jobrun.SummaryName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(onDisk, &doc); err != nil || !bytes.Equal(bytes.TrimSpace(b), bytes.TrimSpace(onDisk)) {
+		t.Fatalf("summary.json (%v):\n%q\nreturned %q", err, onDisk, b)
+	}
+	if v, ok := doc["mean_set_size"]; !ok || v != nil || doc["run_id"] != "r1" || doc["seconds"] != 2.0 {
+		t.Errorf("summary.json:\n%s", onDisk)
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := WriteSummary(context.Background(), filepath.Join(file, "out"), sum); err == nil ||
+		!strings.Contains(err.Error(), jobrun.SummaryName) {
+		t.Errorf("an output under a file: %v", err)
 	}
 }
