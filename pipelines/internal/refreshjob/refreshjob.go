@@ -95,7 +95,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "shards", 4, "Index shards of a first version (later versions keep their parent's).")
 	fs.IntVar(&c.FileShards, "parquet_shards", 4, "Files per Parquet table.")
-	fs.IntVar(&c.Keep, "keep_versions", 3, "Versions kept, the current one included; older ones are removed.")
+	fs.IntVar(&c.Keep, "keep_versions", 3, "Versions kept, the current one included; older ones are removed (0: keep every version).")
 	fs.StringVar(&c.Vectors, "vectors", VectorsNone, "Sentence vectors of each version: none (the harvest's workers compute those they need) or encode "+
 		"(encode all of the version's sentences once into corpus/vectors, as bin/encode does, and load them: worth it when many workers would each compute them; the labels are the same).")
 	fs.StringVar(&c.WorkDir, "work_dir", "", "Local scratch directory for index shards when --root is remote (default: the system's temporary directory).")
@@ -123,10 +123,13 @@ func (c *Config) Resolve() error {
 	return err
 }
 
+// maxKeep bounds --keep_versions.
+const maxKeep = 10000
+
 // Ranges are the bounds of the job's numeric flags.
 func (c *Config) Ranges() []jobrun.Range {
 	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000},
-		jobrun.Range{Name: "shards", Lo: 1, Hi: 256})
+		jobrun.Range{Name: "shards", Lo: 1, Hi: 256}, jobrun.Range{Name: "keep_versions", Lo: 0, Hi: maxKeep})
 }
 
 // Manifest is <version>/MANIFEST.json.
@@ -161,6 +164,9 @@ func Run(ctx context.Context, c Config) error {
 		return fmt.Errorf("refresh runs its jobs one after the other and commits at the end: " +
 			"it cannot be a dry run, a template or asynchronous; run the driver itself (see deploy/README.md)")
 	}
+	if c.Keep < 0 || c.Keep > maxKeep {
+		return fmt.Errorf("--keep_versions=%d is outside [0, %d] (0 keeps every version)", c.Keep, maxKeep)
+	}
 	start := time.Now()
 	root := versions.Root(absPath(c.Root))
 	models, err := resources.LoadModels(ctx, c.Model)
@@ -181,7 +187,9 @@ func Run(ctx context.Context, c Config) error {
 	m := Manifest{Inputs: jobrun.SplitList(c.Input), ModelFingerprint: models.Fingerprint, Settings: c.Method.Method,
 		Pairs: pc, Sample: c.Method.Sample, SampleFrom: c.Method.SampleFrom, MinWords: c.Method.MinWords,
 		Seconds: map[string]float64{}}
-	m.Method = methodFingerprint(c.Method, pc, models.Fingerprint, copts)
+	if m.Method, err = methodFingerprint(c.Method, pc, models.Fingerprint, copts); err != nil {
+		return err
+	}
 
 	prev, err := root.Current(ctx)
 	if err != nil {
@@ -292,7 +300,7 @@ func Run(ctx context.Context, c Config) error {
 // methodFingerprint digests what decides a version's labels besides its
 // corpus: the method, the pair sampler, the sample, the models, the
 // chunking and the schema.
-func methodFingerprint(h settings.Harvest, pc harvest.PairConfig, modelFP string, copts corpus.Options) string {
+func methodFingerprint(h settings.Harvest, pc harvest.PairConfig, modelFP string, copts corpus.Options) (string, error) {
 	key := []any{h.Method, pc, h.Sample, h.MinWords, modelFP, copts.ChunkSize, copts.ChunkStride, schemas.Version}
 	if h.SampleFrom != 0 {
 		// Only a moved window changes the fingerprint, so versions made
@@ -432,10 +440,16 @@ func corpusFingerprint(chunks []schemas.Chunk, sentIDs []string) string {
 	return fc.String() + "/" + fs.String()
 }
 
-func digest(vs ...any) string {
-	b, _ := json.Marshal(vs)
+// digest is a short SHA-256 of vs encoded as JSON; it fails for values
+// JSON cannot encode (a NaN setting), which would otherwise all digest
+// alike.
+func digest(vs ...any) (string, error) {
+	b, err := json.Marshal(vs)
+	if err != nil {
+		return "", fmt.Errorf("fingerprint of the settings: %w", err)
+	}
 	h := sha256.Sum256(b)
-	return fmt.Sprintf("%x", h[:12])
+	return fmt.Sprintf("%x", h[:12]), nil
 }
 
 func absPath(p string) string {

@@ -34,7 +34,11 @@ func TestMethodFingerprint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return methodFingerprint(c.Method, pc, "model-1", corpus.Defaults())
+		f, err := methodFingerprint(c.Method, pc, "model-1", corpus.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
 	base := fp()
 	if fp("--sample_from=0") != base {
@@ -48,7 +52,7 @@ func TestMethodFingerprint(t *testing.T) {
 	}
 	c := config(t)
 	pc, _ := harvestjob.PairConfig(c.Method)
-	if methodFingerprint(c.Method, pc, "model-2", corpus.Defaults()) == base {
+	if f, _ := methodFingerprint(c.Method, pc, "model-2", corpus.Defaults()); f == base {
 		t.Error("another model left the fingerprint unchanged")
 	}
 }
@@ -63,5 +67,31 @@ func TestRunChecksModelsFirst(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Fatalf("the failed run wrote %v", entries)
+	}
+}
+
+// A negative --keep_versions is refused: by the flag's range before the
+// job starts, and by Run before it writes anything.
+func TestKeepVersionsNegative(t *testing.T) {
+	root := t.TempDir()
+	c := config(t, "--input=x.jsonl", "--root="+root, "--model="+filepath.Join(root, "nomodel"), "--keep_versions=-7")
+	checked := false
+	for _, r := range c.Ranges() {
+		if r.Name == "keep_versions" {
+			checked = true
+			if r.Lo != 0 || r.Open || r.Hi < 100 {
+				t.Errorf("--keep_versions range %+v, want [0, 100 or more]", r)
+			}
+		}
+	}
+	if !checked {
+		t.Error("--keep_versions has no range: -7 would be accepted")
+	}
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "--keep_versions=-7") {
+		t.Fatalf("--keep_versions=-7: %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("the refused run wrote %v", entries)
 	}
 }
