@@ -27,11 +27,16 @@ type ctxVocab struct {
 	fp string
 }
 
-func newCtxVocab(m *contrast.Model) *ctxVocab {
+// newCtxVocab is m's vocabulary, fingerprinted by a digest of its JSON
+// (which fails for a NaN weight rather than digest to the empty one's).
+func newCtxVocab(m *contrast.Model) (*ctxVocab, error) {
 	v := m.Vocabulary()
-	b, _ := json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("the contrastive model's vocabulary: %w", err)
+	}
 	h := sha256.Sum256(b)
-	return &ctxVocab{v: v, fp: "ctx-vocab:" + hex.EncodeToString(h[:16])}
+	return &ctxVocab{v: v, fp: "ctx-vocab:" + hex.EncodeToString(h[:16])}, nil
 }
 
 func (c *ctxVocab) Encode(s string) []int32 {
@@ -68,7 +73,11 @@ func chooseTokens(name string, models *method.Models) (textVocab, string, error)
 		if models.Ctx == nil {
 			return nil, "", fmt.Errorf("--tokens=ctx: the model directory has no contrastive model (ctx.json)")
 		}
-		return newCtxVocab(models.Ctx), name, nil
+		v, err := newCtxVocab(models.Ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return v, name, nil
 	case "subword":
 		if models.Tok == nil {
 			return nil, "", fmt.Errorf("--tokens=subword: the model directory has no tokenizer (tokenizer.json); train disc or gen, or use --tokens=ctx")
