@@ -2,6 +2,11 @@ module github.com/ctxsim/ctxsim
 
 go 1.26.8
 
+// Listeners are plain TCP: a local run restricts Prism's job service to
+// this host with a socket filter, which Multipath TCP sockets do not take
+// (pipelines/internal/loopguard).
+godebug multipathtcp=0
+
 require (
 	cloud.google.com/go/storage v1.67.1
 	github.com/apache/beam/sdks/v2 v2.77.0

@@ -41,6 +41,9 @@ var running atomic.Int32
 func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, error) {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, jobrun.RunnerName())
+	if err := startLocalService(name); err != nil {
+		return nil, err
+	}
 	alone := running.Add(1) == 1
 	defer running.Add(-1)
 	if alone {
