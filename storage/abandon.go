@@ -48,8 +48,11 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 		for _, p := range paths {
 			table := p[:strings.LastIndex(p, "/")]
 			m, ok, err := readManifest(ctx, fs, table)
+			if err != nil && (ctx.Err() != nil || unreachable(err)) {
+				return removed, err
+			}
 			if err != nil || !ok || m.RunID != run {
-				continue
+				continue // not a manifest of run's (or not one at all)
 			}
 			if err := fs.Remove(ctx, p); err != nil {
 				return removed, fmt.Errorf("remove %s: %w", p, err)

@@ -54,7 +54,7 @@ func listing(ctx context.Context, fs FS, dir string) ([]file, error) {
 	dir = strings.TrimSuffix(dir, "/")
 	names, err := fs.List(ctx, dir+"/**")
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
+		return nil, withName(err, "list %s", dir)
 	}
 	var out []file
 	for _, n := range names {
@@ -64,7 +64,7 @@ func listing(ctx context.Context, fs FS, dir string) ([]file, error) {
 		}
 		sz, err := fs.Size(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("stat %s: %w", n, err)
+			return nil, withName(err, "stat %s", n)
 		}
 		out = append(out, file{rel, sz})
 	}
@@ -144,7 +144,7 @@ func copyDown(ctx context.Context, fs FS, src, dst string, size int64) error {
 	}
 	r, err := fs.OpenRead(ctx, src)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", src, err)
+		return withName(err, "read %s", src)
 	}
 	defer r.Close()
 	w, err := os.Create(dst)
@@ -156,7 +156,7 @@ func copyDown(ctx context.Context, fs FS, src, dst string, size int64) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("copy %s: %w", src, err)
+		return withName(err, "copy %s", src)
 	}
 	if n != size {
 		return fmt.Errorf("copy %s: read %d bytes, the listing says %d (changed while copying?)", src, n, size)
@@ -261,14 +261,14 @@ func copyUp(ctx context.Context, fs FS, src, dst string) error {
 	defer r.Close()
 	w, err := fs.OpenWrite(ctx, dst)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
+		return withName(err, "write %s", dst)
 	}
 	if _, err := io.Copy(w, r); err != nil {
 		w.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
+		return withName(err, "write %s", dst)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
+		return withName(err, "write %s", dst)
 	}
 	return nil
 }

@@ -21,4 +21,11 @@
 // the manifest, and part files with no manifest at all (an interrupted run)
 // are errors naming the file. transforms/parquetio adapts all of this to
 // Beam.
+//
+// Storage that does not answer fails a call instead of stalling it: each
+// call to gs:// is retried a few times at most and waits for an answer for
+// at most $CTXSIM_STORAGE_TIMEOUT (default 60s), and a job's cleanup after
+// a failure for at most $CTXSIM_STORAGE_CLEANUP_TIMEOUT (default 180s) in
+// all; the error names the operation, the object and the endpoint (see
+// TimeoutEnv).
 package storage

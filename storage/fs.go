@@ -13,6 +13,8 @@ import (
 	gcs "cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+
+	"github.com/ctxsim/ctxsim/storage/internal/gcscall"
 )
 
 // FS is a filesystem the jobs read and write: the local disk or Google
@@ -34,14 +36,19 @@ type FS interface {
 }
 
 // New returns the filesystem of path: gs:// or, without a scheme, local.
+//
+// Calls to gs:// wait for an answer for at most CallTimeout() at a time
+// (each request with its few retries, each page of a listing, each Read
+// or Write of a stream) and then fail with an error that names the
+// operation, the object and the endpoint.
 func New(ctx context.Context, path string) (FS, error) {
 	switch {
 	case strings.HasPrefix(path, "gs://"):
-		c, err := gcs.NewClient(ctx)
+		c, err := gcscall.NewClient(ctx)
 		if err != nil {
 			// Public buckets can still be read.
 			var uerr error
-			if c, uerr = gcs.NewClient(ctx, option.WithoutAuthentication()); uerr != nil {
+			if c, uerr = gcscall.NewClient(ctx, option.WithoutAuthentication()); uerr != nil {
 				return nil, fmt.Errorf("gs:// client: %w", err)
 			}
 		}
@@ -126,10 +133,16 @@ func (f gcsFS) List(ctx context.Context, glob string) ([]string, error) {
 	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
 		prefix = pattern[:i]
 	}
+	c := gcscall.Start(ctx, "list", glob)
+	defer c.End()
 	var out []string
-	it := f.c.Bucket(b).Objects(ctx, &gcs.Query{Prefix: prefix})
+	it := f.c.Bucket(b).Retryer(c.Retry()).Objects(c.Context(), &gcs.Query{Prefix: prefix})
 	for {
-		a, err := it.Next()
+		var a *gcs.ObjectAttrs
+		err := c.Do(func() (err error) {
+			a, err = it.Next()
+			return err
+		})
 		if errors.Is(err, iterator.Done) {
 			break
 		}
@@ -148,7 +161,7 @@ func (f gcsFS) OpenRead(ctx context.Context, name string) (io.ReadCloser, error)
 	if err != nil {
 		return nil, err
 	}
-	return o.NewReader(ctx)
+	return gcscall.Start(ctx, "read", name).NewReader(o)
 }
 
 func (f gcsFS) OpenWrite(ctx context.Context, name string) (io.WriteCloser, error) {
@@ -156,7 +169,7 @@ func (f gcsFS) OpenWrite(ctx context.Context, name string) (io.WriteCloser, erro
 	if err != nil {
 		return nil, err
 	}
-	return o.NewWriter(ctx), nil
+	return gcscall.Start(ctx, "write", name).NewWriter(o), nil
 }
 
 func (f gcsFS) Size(ctx context.Context, name string) (int64, error) {
@@ -164,8 +177,13 @@ func (f gcsFS) Size(ctx context.Context, name string) (int64, error) {
 	if err != nil {
 		return -1, err
 	}
-	a, err := o.Attrs(ctx)
-	if err != nil {
+	c := gcscall.Start(ctx, "stat", name)
+	defer c.End()
+	var a *gcs.ObjectAttrs
+	if err := c.Do(func() (err error) {
+		a, err = o.Retryer(c.Retry()).Attrs(c.Context())
+		return err
+	}); err != nil {
 		return -1, err
 	}
 	return a.Size, nil
@@ -176,7 +194,14 @@ func (f gcsFS) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return o.Delete(ctx)
+	return remove(ctx, o, name)
+}
+
+// remove deletes the object o, named name, as one call.
+func remove(ctx context.Context, o *gcs.ObjectHandle, name string) error {
+	c := gcscall.Start(ctx, "remove", name)
+	defer c.End()
+	return c.Do(func() error { return o.Retryer(c.Retry()).Delete(c.Context()) })
 }
 
 func (f gcsFS) Rename(ctx context.Context, from, to string) error {
@@ -188,10 +213,15 @@ func (f gcsFS) Rename(ctx context.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := dst.CopierFrom(src).Run(ctx); err != nil {
+	c := gcscall.Start(ctx, "copy", from+" to "+to)
+	defer c.End()
+	if err := c.Do(func() error {
+		_, err := dst.Retryer(c.Retry()).CopierFrom(src).Run(c.Context())
+		return err
+	}); err != nil {
 		return err
 	}
-	return src.Delete(ctx)
+	return remove(ctx, src, from)
 }
 
 func (f gcsFS) Close() error { return f.c.Close() }

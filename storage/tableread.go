@@ -30,7 +30,7 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 	defer fs.Close()
 	all, err := fs.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", pattern, err)
+		return nil, withName(err, "list %s", pattern)
 	}
 	var files []string
 	for _, p := range all {
@@ -82,16 +82,20 @@ func readRecord(ctx context.Context, fs FS, dir, name string) (m Manifest, ok bo
 	rc, err := fs.OpenRead(ctx, mp)
 	if err != nil {
 		// Not every filesystem wraps "not found" as fs.ErrNotExist (GCS
-		// does not): an absent manifest is told by listing it.
+		// does not): an absent manifest is told by listing it, unless
+		// storage did not answer.
+		if unreachable(err) {
+			return m, false, err
+		}
 		if found, lerr := fs.List(ctx, mp); lerr == nil && len(found) == 0 {
 			return m, false, nil
 		}
-		return m, false, fmt.Errorf("read %s: %w", mp, err)
+		return m, false, withName(err, "read %s", mp)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		return m, false, fmt.Errorf("read %s: %w", mp, err)
+		return m, false, withName(err, "read %s", mp)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, false, fmt.Errorf("%s: not a valid %s: %w", mp, kindOf(name), err)
@@ -198,7 +202,7 @@ func CheckTable(ctx context.Context, dir string) (Manifest, error) {
 	}
 	files, err := fs.List(ctx, join(dir, "part-*.parquet"))
 	if err != nil {
-		return m, fmt.Errorf("list %s: %w", dir, err)
+		return m, withName(err, "list %s", dir)
 	}
 	return m, checkMatched(ctx, fs, dir, "part-*.parquet", files)
 }
@@ -426,7 +430,7 @@ func fetch(ctx context.Context, name string) (string, error) {
 	if _, err := io.Copy(tmp, rc); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("fetch %s: %w", name, err)
+		return "", withName(err, "fetch %s", name)
 	}
 	return tmp.Name(), tmp.Close()
 }
