@@ -30,6 +30,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
+
+	"github.com/ctxsim/ctxsim/storage/internal/gcscall"
 )
 
 // FileName is the lease file's name inside the directory it guards.
@@ -158,7 +160,7 @@ type store interface {
 
 func storeFor(ctx context.Context, dir string) (store, string, error) {
 	if strings.HasPrefix(dir, "gs://") {
-		c, err := storage.NewClient(ctx)
+		c, err := gcscall.NewClient(ctx)
 		if err != nil {
 			return nil, "", err
 		}
@@ -228,9 +230,12 @@ func (g gcsStore) obj(p string) *storage.ObjectHandle {
 	return g.c.Bucket(bucket).Object(name)
 }
 
+// create, read and remove are each one call to GCS, under its deadline
+// (package gcscall).
 func (g gcsStore) create(ctx context.Context, p string, body []byte) error {
-	w := g.obj(p).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
-	w.ContentType = "application/json"
+	c := gcscall.Start(ctx, "create", p)
+	w := c.NewWriter(g.obj(p).If(storage.Conditions{DoesNotExist: true}))
+	w.W.ContentType = "application/json"
 	if _, err := w.Write(body); err != nil {
 		w.Close()
 		return err
@@ -243,7 +248,7 @@ func (g gcsStore) create(ctx context.Context, p string, body []byte) error {
 }
 
 func (g gcsStore) read(ctx context.Context, p string) ([]byte, int64, error) {
-	r, err := g.obj(p).NewReader(ctx)
+	r, err := gcscall.Start(ctx, "read", p).NewReader(g.obj(p))
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return nil, 0, errNotFound
 	}
@@ -252,11 +257,14 @@ func (g gcsStore) read(ctx context.Context, p string) ([]byte, int64, error) {
 	}
 	defer r.Close()
 	b, err := io.ReadAll(r)
-	return b, r.Attrs.Generation, err
+	return b, r.Generation(), err
 }
 
 func (g gcsStore) remove(ctx context.Context, p string, gen int64, _ []byte) error {
-	err := g.obj(p).If(storage.Conditions{GenerationMatch: gen}).Delete(ctx)
+	c := gcscall.Start(ctx, "remove", p)
+	defer c.End()
+	o := g.obj(p).If(storage.Conditions{GenerationMatch: gen}).Retryer(c.Retry())
+	err := c.Do(func() error { return o.Delete(c.Context()) })
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return errNotFound
 	}
