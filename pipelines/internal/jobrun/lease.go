@@ -48,13 +48,18 @@ func Lease(job string, dirs ...string) {
 	}
 }
 
-// Release gives back the leases this run holds.
+// Release gives back the leases this run holds. It waits on storage for
+// at most storage.CleanupTimeout() in all, so that a job whose storage
+// has gone away still ends; a lease it could not give back is named on
+// stderr.
 func Release() {
 	leaseMu.Lock()
 	defer leaseMu.Unlock()
+	ctx, cancel := storage.CleanupContext(context.Background())
+	defer cancel()
 	for _, l := range leases {
-		if err := l.Release(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "warning:", err)
+		if err := l.Release(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "warning: could not give back the lease %s: %v\n", l.Path, err)
 		}
 	}
 	leases = nil
@@ -63,9 +68,13 @@ func Release() {
 // Abandon makes a failed run commit nothing: no table of the run is
 // committed from this process from now on, and the manifests it committed
 // before the failure, under every directory it leased, are removed, so
-// that no table it left claims to be complete.
+// that no table it left claims to be complete. The removal waits on
+// storage for at most storage.CleanupTimeout() in all: when storage does
+// not answer, the job says which manifests may remain and goes on to fail.
 func Abandon(ctx context.Context, job string) {
 	storage.Abandon()
+	ctx, cancel := storage.CleanupContext(ctx)
+	defer cancel()
 	leaseMu.Lock()
 	dirs := make([]string, 0, len(leases))
 	for _, l := range leases {
@@ -75,7 +84,8 @@ func Abandon(ctx context.Context, job string) {
 	for _, d := range dirs {
 		removed, err := storage.RemoveRunManifests(ctx, d, storage.RunID())
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", job, err)
+			fmt.Fprintf(os.Stderr, "warning: %s: could not withdraw the failed run's table manifests under %s, which may still claim complete tables: %v\n",
+				job, d, err)
 		}
 		if len(removed) > 0 {
 			fmt.Fprintf(os.Stderr, "%s: the run failed; removed the %d table manifests it had written (%s), so its partial output reads as unfinished\n",
