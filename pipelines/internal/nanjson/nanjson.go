@@ -59,8 +59,7 @@ func (n Null) String() string {
 // numbers are written as null; nulls lists them in document order.
 func MarshalIndent(v any, prefix, indent string) (b []byte, nulls []Null, err error) {
 	b, err = json.MarshalIndent(v, prefix, indent)
-	var unsupported *json.UnsupportedValueError
-	if err == nil || !errors.As(err, &unsupported) {
+	if err == nil || !nonFinite(err) {
 		return b, nil, err
 	}
 	var e encoder
@@ -90,10 +89,30 @@ func Document(w io.Writer, job, file string, v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// nonFinite reports whether encoding/json refused a value for a NaN or
+// infinite number in it (and not, say, for a cycle).
+func nonFinite(err error) bool {
+	var unsupported *json.UnsupportedValueError
+	if !errors.As(err, &unsupported) {
+		return false
+	}
+	k := unsupported.Value.Kind()
+	return k == reflect.Float32 || k == reflect.Float64
+}
+
 // encoder encodes a value that encoding/json refused, collecting the
 // numbers it writes as null.
 type encoder struct {
 	nulls []Null
+	// onPath holds the pointers, maps and slices being taken apart, to
+	// refuse a cycle as encoding/json does.
+	onPath map[ref]bool
+}
+
+// ref is what a pointer, map or slice refers to.
+type ref struct {
+	p   uintptr
+	len int
 }
 
 var (
@@ -110,8 +129,7 @@ func (e *encoder) value(v reflect.Value, path, of string) (json.RawMessage, erro
 		return nil, fmt.Errorf("nanjson: cannot read %s (%s)", path, v.Type())
 	}
 	b, err := json.Marshal(v.Interface())
-	var unsupported *json.UnsupportedValueError
-	if err == nil || !errors.As(err, &unsupported) {
+	if err == nil || !nonFinite(err) {
 		return b, err
 	}
 	t := v.Type()
@@ -125,6 +143,20 @@ func (e *encoder) value(v reflect.Value, path, of string) (json.RawMessage, erro
 		c := reflect.New(t).Elem()
 		c.Set(v)
 		v = c
+	}
+	if k := t.Kind(); k == reflect.Pointer || k == reflect.Map || k == reflect.Slice {
+		r := ref{v.Pointer(), 0}
+		if k == reflect.Slice {
+			r.len = v.Len()
+		}
+		if e.onPath[r] {
+			return nil, fmt.Errorf("nanjson: %s: encountered a cycle via %s", path, t)
+		}
+		if e.onPath == nil {
+			e.onPath = map[ref]bool{}
+		}
+		e.onPath[r] = true
+		defer delete(e.onPath, r)
 	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:

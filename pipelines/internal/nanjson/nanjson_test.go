@@ -114,3 +114,18 @@ func TestDocument(t *testing.T) {
 		t.Error("not valid JSON")
 	}
 }
+
+type node struct {
+	X    float64 `json:"x"`
+	Next *node   `json:"next"`
+}
+
+// A value encoding/json refuses for another reason (a cycle) is an error,
+// not taken apart.
+func TestMarshalIndentCycle(t *testing.T) {
+	n := &node{X: math.NaN()}
+	n.Next = n
+	if _, _, err := MarshalIndent(n, "", "  "); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("a cycle: %v", err)
+	}
+}
