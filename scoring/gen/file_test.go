@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/bundle"
 )
 
 func TestSaveLoad(t *testing.T) {
@@ -59,6 +61,10 @@ func TestLoadErrors(t *testing.T) {
 		f(v)
 		b, _ = json.Marshal(v)
 		os.WriteFile(p, b, 0o644)
+		// The checksum made to match, to reach the checks behind it.
+		if err := bundle.Reseal(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name    string
@@ -80,6 +86,11 @@ func TestLoadErrors(t *testing.T) {
 			b[len(b)-3] ^= 0x40
 			os.WriteFile(p, b, 0o644)
 		}, "tokfp", "checksum mismatch"},
+		{"edited config", func(dir string) {
+			p := filepath.Join(dir, ConfigFile)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"heads": 2`, `"heads": 1`, 1)), 0o644)
+		}, "tokfp", "gen.json: checksum mismatch"},
 		{"other tokenizer", func(string) {}, "otherfp", "tokenizer"},
 		{"other format", func(dir string) { editJSON(dir, func(v map[string]any) { v["format"] = "ctxsim-gen/0" }) }, "tokfp", "format"},
 		{"invalid config", func(dir string) {

@@ -31,7 +31,10 @@ type Models struct {
 	Gen  *gen.Model
 	Ctx  *contrast.Model
 	// Fingerprint identifies the models together: a hash of each one's
-	// name and weight checksum (and the tokenizer's fingerprint).
+	// name and model checksum (bundle.Saved.ModelSHA256: its config and
+	// any vocabulary, its tokenizer's fingerprint and its weights), of the
+	// tokenizer's fingerprint and of the reference contexts. Every file of
+	// a model directory that decides a label is in it.
 	Fingerprint string
 	// Window is the most context sentences on each side the models read.
 	Window int
@@ -117,8 +120,8 @@ func LoadModels(dir string) (*Models, error) {
 			return nil, fmt.Errorf("models: %w", err)
 		}
 		m.Ctx = cm
-		parts = append(parts, "ctx:"+saved.WeightsSHA256)
-		m.vectorKeys[TermCtx] = vectorKey(TermCtx, saved.WeightsSHA256)
+		parts = append(parts, "ctx:"+saved.ModelSHA256)
+		m.vectorKeys[TermCtx] = vectorKey(TermCtx, saved.ModelSHA256)
 	}
 	if exists("disc.json") || exists("gen.json") || exists(TokenizerFile) {
 		tok, err := LoadTokenizer(dir)
@@ -133,8 +136,8 @@ func LoadModels(dir string) (*Models, error) {
 				return nil, fmt.Errorf("models: %w", err)
 			}
 			m.Disc = dm
-			parts = append(parts, "disc:"+ds.WeightsSHA256)
-			m.vectorKeys[TermDisc] = vectorKey(TermDisc, ds.WeightsSHA256, tok.Fingerprint())
+			parts = append(parts, "disc:"+ds.ModelSHA256)
+			m.vectorKeys[TermDisc] = vectorKey(TermDisc, ds.ModelSHA256, tok.Fingerprint())
 		}
 		if exists("gen.json") {
 			gm, gs, err := gen.Load(dir, tok.Fingerprint())
@@ -142,7 +145,7 @@ func LoadModels(dir string) (*Models, error) {
 				return nil, fmt.Errorf("models: %w", err)
 			}
 			m.Gen = gm
-			parts = append(parts, "gen:"+gs.WeightsSHA256)
+			parts = append(parts, "gen:"+gs.ModelSHA256)
 		}
 	}
 	if len(parts) == 0 {

@@ -14,10 +14,11 @@ import (
 type VectorScorer interface {
 	Scorer
 	// VectorKey names the vectors: the term and a hash of everything they
-	// depend on (the model's weights and, for subword models, the
-	// tokenizer), so vectors stored under one key suit any model directory
-	// holding the same model. It is empty when the model was not loaded
-	// from files (its weights have no checksum).
+	// depend on (the model's checksum, bundle.Saved.ModelSHA256, which
+	// covers its config, vocabulary and weights, and, for subword models,
+	// the tokenizer), so vectors stored under one key suit any model
+	// directory holding the same model, and no other. It is empty when the
+	// model was not loaded from files (it has no checksum).
 	VectorKey() string
 	// VectorDim is the length of each vector.
 	VectorDim() int

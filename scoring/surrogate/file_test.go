@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/bundle"
 )
 
 func savedModel(t *testing.T) (*Model, string) {
@@ -65,12 +67,22 @@ func TestLoadRefusesCorruptFiles(t *testing.T) {
 			return edit(filepath.Join(dir, ConfigFile), func(b []byte) []byte { return b[:len(b)/2] })
 		}, "tok-v1", "corrupt config"},
 		{"config and weights disagree", func(dir string) error {
-			return edit(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
+			return editSealed(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
 				return []byte(strings.Replace(string(b), `"dim": 6`, `"dim": 7`, 1))
 			})
 		}, "tok-v1", `tensor "emb.weight" has shape [40 6], want [40 7]`},
-		{"invalid config", func(dir string) error {
+		{"edited config", func(dir string) error {
 			return edit(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
+				return []byte(strings.Replace(string(b), `"dim": 6`, `"dim": 7`, 1))
+			})
+		}, "tok-v1", "surrogate.json: checksum mismatch"},
+		{"edited info", func(dir string) error {
+			return edit(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
+				return []byte(strings.Replace(string(b), `"l2"`, `"l1"`, 1))
+			})
+		}, "tok-v1", "surrogate.json: checksum mismatch"},
+		{"invalid config", func(dir string) error {
+			return editSealed(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
 				return []byte(strings.Replace(string(b), `"vocab": 40`, `"vocab": 1000000000`, 1))
 			})
 		}, "tok-v1", "vocab 1000000000 outside"},
@@ -85,7 +97,7 @@ func TestLoadRefusesCorruptFiles(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, WeightsFile), garbage, 0o644); err != nil {
 				return err
 			}
-			return edit(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
+			return editSealed(filepath.Join(dir, ConfigFile), func(b []byte) []byte {
 				var h map[string]any
 				if err := json.Unmarshal(b, &h); err != nil {
 					return nil
@@ -121,4 +133,13 @@ func edit(path string, f func([]byte) []byte) error {
 		return err
 	}
 	return os.WriteFile(path, f(b), 0o644)
+}
+
+// editSealed is edit with the header's checksum made to match the edit, to
+// reach the checks behind it.
+func editSealed(path string, f func([]byte) []byte) error {
+	if err := edit(path, f); err != nil {
+		return err
+	}
+	return bundle.Reseal(path)
 }
