@@ -19,6 +19,9 @@ func main() {
 	beamjob.Init(harvestjob.Usage)
 	jobrun.Require("output")
 	jobrun.CheckRanges(cfg.Ranges()...)
+	if err := jobrun.CheckOutput(context.Background(), "harvest", cfg.Output, "pairs", "context_sets", "dead_letters", "_waves"); err != nil {
+		jobrun.Fail(err)
+	}
 	jobrun.Lease("harvest", cfg.Output)
 	defer jobrun.Release()
 	if err := cfg.Resolve(); err != nil {

@@ -19,6 +19,9 @@ func main() {
 	beamjob.Init(indexjob.Usage)
 	jobrun.Require("input", "output")
 	jobrun.CheckRanges(indexjob.Ranges()...)
+	if err := jobrun.CheckOutput(context.Background(), "index", cfg.Output, "sentences", "chunks", "dead_letters", "index"); err != nil {
+		jobrun.Fail(err)
+	}
 	jobrun.Lease("index", cfg.Output)
 	defer jobrun.Release()
 	if err := indexjob.Run(context.Background(), cfg); err != nil {

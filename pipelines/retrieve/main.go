@@ -19,6 +19,9 @@ func main() {
 	beamjob.Init(retrievejob.Usage)
 	jobrun.Require("index", "output")
 	jobrun.CheckRanges(retrievejob.Ranges()...)
+	if err := jobrun.CheckOutput(context.Background(), "retrieve", cfg.Output, "hits", "dead_letters"); err != nil {
+		jobrun.Fail(err)
+	}
 	jobrun.Lease("retrieve", cfg.Output)
 	defer jobrun.Release()
 	if err := retrievejob.Run(context.Background(), cfg); err != nil {
