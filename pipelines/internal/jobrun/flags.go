@@ -44,6 +44,7 @@ func Fail(err error) {
 			fmt.Fprintln(os.Stderr, "(--verbose prints the runner's full report)")
 		}
 	}
+	abandonOnFailure()
 	Release()
 	os.Exit(1)
 }

@@ -2,6 +2,7 @@ package jobrun
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -20,6 +21,14 @@ var takeOver = flag.Bool("take_over", false,
 var (
 	leaseMu sync.Mutex
 	leases  []*lease.Lease
+	// leaseJob is the job that took the leases: Fail and a signal withdraw
+	// its output in its name.
+	leaseJob string
+	// abandonedRun is set once Abandon has run: the run's output is
+	// withdrawn once.
+	abandonedRun bool
+	// committed is set by Committed.
+	committed bool
 )
 
 // Lease takes the lease (package lease) on each output directory of this
@@ -40,10 +49,15 @@ func Lease(job string, dirs ...string) {
 		}
 		leaseMu.Lock()
 		leases = append(leases, l)
+		leaseJob = job
 		first := len(leases) == 1
 		leaseMu.Unlock()
 		if first {
-			go releaseOnSignal()
+			// Notify before the lease is used, so that no signal finds
+			// the run without its handler.
+			c := make(chan os.Signal, 1)
+			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+			go releaseOnSignal(c)
 		}
 	}
 }
@@ -76,6 +90,11 @@ func Abandon(ctx context.Context, job string) {
 	ctx, cancel := storage.CleanupContext(ctx)
 	defer cancel()
 	leaseMu.Lock()
+	if abandonedRun {
+		leaseMu.Unlock()
+		return
+	}
+	abandonedRun = true
 	dirs := make([]string, 0, len(leases))
 	for _, l := range leases {
 		dirs = append(dirs, strings.TrimSuffix(l.Path, "/"+lease.FileName))
@@ -91,13 +110,65 @@ func Abandon(ctx context.Context, job string) {
 			fmt.Fprintf(os.Stderr, "%s: the run failed; removed the %d table manifests it had written (%s), so its partial output reads as unfinished\n",
 				job, len(removed), strings.Join(removed, ", "))
 		}
+		if err := removeRunSummary(ctx, d); err != nil {
+			fmt.Fprintf(os.Stderr, "warning: %s: could not withdraw the failed run's %s: %v\n", job, storage.Join(d, SummaryName), err)
+		}
 	}
 }
 
-func releaseOnSignal() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+// removeRunSummary removes dir's summary.json (and the report beside it)
+// when this run wrote it: a run that fails after its summary committed the
+// output must not leave the output committed.
+func removeRunSummary(ctx context.Context, dir string) error {
+	p := storage.Join(dir, SummaryName)
+	b, err := storage.ReadFile(ctx, p)
+	if err != nil {
+		if ok, xerr := storage.Exists(ctx, p); xerr == nil && !ok {
+			return nil
+		}
+		return err
+	}
+	var sum struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(b, &sum) != nil || sum.RunID != storage.RunID() {
+		return nil // another run's, or not a summary of ours
+	}
+	for _, name := range []string{SummaryName, "report.html"} {
+		if err := storage.RemoveAll(ctx, storage.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "the run failed; removed the %s it had written, so its output reads as unfinished\n", p)
+	return nil
+}
+
+// Committed records that the run has committed its output for good (a
+// refresh whose CURRENT.json names its version): a failure after that, in
+// cleanup, leaves the output as it is.
+func Committed() {
+	leaseMu.Lock()
+	committed = true
+	leaseMu.Unlock()
+}
+
+// abandonOnFailure withdraws the output of a run that is failing (Fail,
+// or a signal): every table manifest and summary it committed under the
+// directories it leased. It does nothing before a lease was taken.
+func abandonOnFailure() {
+	leaseMu.Lock()
+	job, n, done := leaseJob, len(leases), committed
+	leaseMu.Unlock()
+	if n > 0 && !done && !NotRun() {
+		Abandon(context.Background(), job)
+	}
+}
+
+// releaseOnSignal waits for a signal on c, then withdraws the run's
+// output (a stopped run commits nothing), gives back its leases and exits.
+func releaseOnSignal(c <-chan os.Signal) {
 	s := <-c
+	abandonOnFailure()
 	Release()
 	fmt.Fprintf(os.Stderr, "stopped by %s\n", s)
 	os.Exit(130)

@@ -285,6 +285,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := root.Commit(ctx, m.Version, m); err != nil {
 		return err
 	}
+	jobrun.Committed() // a failure to expire old versions keeps this one
 	fmt.Printf("refresh: %s is current (%d chunks: +%d -%d; context sets: %d reused, %d computed; pairs: %d copied, %d labeled) in %s\n",
 		m.Version, m.Chunks, m.ChunksAdded, m.ChunksRemoved, c2["refresh/context_sets_reused"], c2["harvest/context_sets"],
 		c2["refresh/labels_copied"], c2["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
