@@ -209,9 +209,11 @@ func CheckTable(ctx context.Context, dir string) (Manifest, error) {
 
 // ReadRows reads every row of one Parquet file (local or remote) as values
 // of type t and passes them to fn; it is the reader for callers that know
-// the record type only at run time (the Beam source). See ScanFile.
+// the record type only at run time (the Beam source). A file whose metadata
+// or manifest names another record type than t's is refused (see
+// openChecked for every check). See ScanFile.
 func ReadRows(ctx context.Context, name string, t reflect.Type, fn func(any) error) (int64, error) {
-	f, err := openChecked(ctx, name)
+	f, err := openChecked(ctx, name, t)
 	if err != nil {
 		return 0, err
 	}
@@ -236,7 +238,7 @@ func ReadRows(ctx context.Context, name string, t reflect.Type, fn func(any) err
 // ScanFile passes the rows of one Parquet file (local or remote), read as
 // T, to fn until fn returns false. It checks the file as ReadRows does.
 func ScanFile[T any](ctx context.Context, name string, fn func(T) bool) (bool, error) {
-	f, err := openChecked(ctx, name)
+	f, err := openChecked(ctx, name, reflect.TypeFor[T]())
 	if err != nil {
 		return false, err
 	}
@@ -277,13 +279,20 @@ func (f *checkedFile) close() {
 }
 
 // openChecked opens one Parquet file (remote files are copied to a local
-// temporary file first, since Parquet needs random access) and checks it:
-// this project's schema version and, for a file of a table written with a
-// manifest, its size, CRC-32C, row count and run ID.
-func openChecked(ctx context.Context, name string) (_ *checkedFile, err error) {
-	entry, run, err := manifestEntry(ctx, name)
+// temporary file first, since Parquet needs random access) to be read as
+// records of type t, and checks it: this project's schema version, the
+// record type its metadata names (see checkRecordType) and, for a file of a
+// table written with a manifest, the manifest's record type and the file's
+// size, CRC-32C, row count and run ID.
+func openChecked(ctx context.Context, name string, t reflect.Type) (_ *checkedFile, err error) {
+	want := recordName(t)
+	entry, m, err := manifestEntry(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if entry != nil && m.Record != want {
+		return nil, fmt.Errorf("%s: its manifest %s says it holds %s records; expected %s records",
+			name, join(m.dir, ManifestName), quoteRecord(m.Record), want)
 	}
 	f := &checkedFile{}
 	local := name
@@ -320,15 +329,54 @@ func openChecked(ctx context.Context, name string) (_ *checkedFile, err error) {
 	if err := schemas.CheckVersion(pf); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := checkRecordType(pf, want); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if entry != nil {
 		if pf.NumRows() != entry.Rows {
 			return nil, fmt.Errorf("%s: %d rows, its manifest says %d", name, pf.NumRows(), entry.Rows)
 		}
-		if got, _ := pf.Lookup(schemas.MetaRunKey); run != "" && got != run {
-			return nil, fmt.Errorf("%s: written by run %q, its manifest by run %q", name, got, run)
+		if got, _ := pf.Lookup(schemas.MetaRunKey); m.RunID != "" && got != m.RunID {
+			return nil, fmt.Errorf("%s: written by run %q, its manifest by run %q", name, got, m.RunID)
 		}
 	}
 	return f, nil
+}
+
+// recordName is the name of the record type t as writers record it, in
+// the manifest and in each file's metadata (schemas.MetaRecordKey).
+func recordName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// quoteRecord is a record name for errors: an empty one is spelled out.
+func quoteRecord(r string) string {
+	if r == "" {
+		return "no named"
+	}
+	return r
+}
+
+// checkRecordType checks that the file's metadata names want as its record
+// type. Parquet would read a file of another type as rows of zero values
+// (the columns of the same name it shares, none at all) or as the wrong
+// records without a word. A file with no record type in its metadata is
+// refused too: every writer of this project has recorded it
+// (schemas.NewWriter) since the schema version was first written beside
+// it, so such a file was written by another program.
+func checkRecordType(pf *parquet.File, want string) error {
+	got, ok := pf.Lookup(schemas.MetaRecordKey)
+	if !ok {
+		return fmt.Errorf("no %s metadata naming its record type: not written by ctxsim; expected %s records",
+			schemas.MetaRecordKey, want)
+	}
+	if got != want {
+		return fmt.Errorf("holds %s records (its %s metadata); expected %s records", quoteRecord(got), schemas.MetaRecordKey, want)
+	}
+	return nil
 }
 
 // ReadTable reads every row of a Parquet table written by a job
@@ -363,34 +411,41 @@ func ScanGlob[T any](ctx context.Context, pattern string, fn func(T) bool) error
 	return nil
 }
 
-// manifestEntry returns the manifest entry of name and the table's run ID
-// when name is a file of a table with a manifest (nil when it is not).
-func manifestEntry(ctx context.Context, name string) (*FileEntry, string, error) {
+// tableManifest is a table's manifest and the directory it was read from.
+type tableManifest struct {
+	Manifest
+	dir string
+}
+
+// manifestEntry returns the manifest entry of name and the table's
+// manifest when name is a file of a table with a manifest (a nil entry when
+// it is not).
+func manifestEntry(ctx context.Context, name string) (*FileEntry, tableManifest, error) {
 	dir, base := name[:max(strings.LastIndex(name, "/"), 0)], path.Base(name)
 	if dir == "" {
 		dir = "."
 	}
 	fs, err := New(ctx, name)
 	if err != nil {
-		return nil, "", err
+		return nil, tableManifest{}, err
 	}
 	defer fs.Close()
 	m, ok, err := readManifest(ctx, fs, dir)
 	if err != nil {
-		return nil, "", err
+		return nil, tableManifest{}, err
 	}
 	if !ok {
 		if partName.MatchString(base) {
-			return nil, "", errUnfinished(name)
+			return nil, tableManifest{}, errUnfinished(name)
 		}
-		return nil, "", nil
+		return nil, tableManifest{}, nil
 	}
 	for _, e := range m.Files {
 		if e.Name == base {
-			return &e, m.RunID, nil
+			return &e, tableManifest{Manifest: m, dir: dir}, nil
 		}
 	}
-	return nil, "", errUnlisted(name, dir)
+	return nil, tableManifest{}, errUnlisted(name, dir)
 }
 
 // checkFile compares an open file's size and CRC-32C with its manifest

@@ -20,6 +20,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*schemas.Sentence)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*schemas.Chunk)(nil)).Elem())
 }
 
 func sentences(n int) []schemas.Sentence {

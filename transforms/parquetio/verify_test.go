@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 )
@@ -178,4 +181,17 @@ func iter2(ks []int, vs []int64) func(*int, *int64) bool {
 		*k, *v, ks, vs = ks[0], vs[0], ks[1:], vs[1:]
 		return true
 	}
+}
+
+// The Beam source refuses files of another record type than the one it
+// reads (a sentences table copied under chunks/ with its manifest), naming
+// the file and both records, instead of decoding them to empty chunks.
+func TestReadRefusesAnotherRecordType(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chunks")
+	writeTable(t, dir, 2, sentences(20))
+	p, s := beam.NewPipelineWithRoot()
+	chunks := Read(s, filepath.Join(dir, "*.parquet"), reflect.TypeOf(schemas.Chunk{}))
+	Write(s, Config{Dir: filepath.Join(t.TempDir(), "copy"), NumShards: 1}, chunks)
+	_, err := prism.Execute(context.Background(), p)
+	wantErr(t, err, filepath.Join(dir, "part-0000"), "Sentence records", "expected Chunk records")
 }
