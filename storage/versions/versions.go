@@ -9,6 +9,10 @@
 // its manifest first, then the pointer. Readers that follow CURRENT.json
 // never see a partial version; a directory without a manifest is what an
 // interrupted run left, and the next run starts it over.
+//
+// The pointer names the manifest by its path relative to the root, so a
+// root can be moved, copied (to another directory or bucket) or restored
+// and still reads its own versions.
 package versions
 
 import (
@@ -16,6 +20,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -30,9 +36,19 @@ const (
 
 // Current is <root>/CURRENT.json.
 type Current struct {
-	Version  string `json:"version"`
+	Version string `json:"version"`
+	// Manifest is the path of the version's manifest relative to the root
+	// (versions/vNNNNNN/MANIFEST.json); pointers written before paths
+	// were relative hold an absolute path, which must lie in the root
+	// (see Root.ManifestPath).
 	Manifest string `json:"manifest"`
 }
+
+// versionName matches the names Next gives versions.
+var versionName = regexp.MustCompile(`^v[0-9]+$`)
+
+// manifestRel is the path of version v's manifest relative to the root.
+func manifestRel(v string) string { return "versions/" + v + "/" + ManifestName }
 
 // Root is the root of a versioned output.
 type Root string
@@ -60,7 +76,72 @@ func (r Root) Current(ctx context.Context) (*Current, error) {
 			return nil, fmt.Errorf("%s: corrupt pointer (no %q field): fix or remove it", name, f.name)
 		}
 	}
+	if !versionName.MatchString(c.Version) {
+		return nil, fmt.Errorf("%s: corrupt pointer (version %q is not a version name like v000001): fix or remove it",
+			name, c.Version)
+	}
+	if _, err := r.ManifestPath(&c); err != nil {
+		return nil, err
+	}
 	return &c, nil
+}
+
+// ManifestPath returns the path of the manifest cur points at: its
+// Manifest resolved against the root. The manifest must be cur's version's
+// (versions/<version>/MANIFEST.json). An absolute path, which pointers
+// held before paths were relative, is accepted when it lies in this root;
+// one outside it is refused, since it would read another root's version
+// (the original of a moved, copied or restored root).
+func (r Root) ManifestPath(cur *Current) (string, error) {
+	name := storage.Join(string(r), CurrentName)
+	want := manifestRel(cur.Version)
+	rel := cur.Manifest
+	if isAbs(rel) {
+		var ok bool
+		if rel, ok = r.within(rel); !ok {
+			return "", fmt.Errorf("%s: points at %s, outside this root %s (the pointer of a root that was moved or copied?): "+
+				"it would read another root's version; set its manifest to %q", name, cur.Manifest, r, want)
+		}
+	}
+	if rel != want {
+		return "", fmt.Errorf("%s: corrupt pointer (version %s with manifest %q, want %q): fix or remove it",
+			name, cur.Version, cur.Manifest, want)
+	}
+	return storage.Join(string(r), rel), nil
+}
+
+// isAbs reports whether p is an absolute path or a URL rather than a path
+// relative to a root.
+func isAbs(p string) bool {
+	return storage.IsRemote(p) || path.IsAbs(p) || filepath.IsAbs(p)
+}
+
+// within returns p, an absolute path or URL, relative to the root, and
+// whether it lies in the root at all.
+func (r Root) within(p string) (string, bool) {
+	root, file := cleanAbs(string(r)), cleanAbs(p)
+	if root == "" || file == "" {
+		return "", false
+	}
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	if !strings.HasPrefix(file, prefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(file, prefix), true
+}
+
+// cleanAbs cleans an absolute path or URL for comparison: a URL's path is
+// cleaned after its scheme and bucket, and a local path made absolute
+// ("" when it cannot be).
+func cleanAbs(p string) string {
+	if scheme, rest, ok := strings.Cut(p, "://"); ok {
+		return scheme + "://" + strings.TrimPrefix(path.Clean("/"+rest), "/")
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(a)
 }
 
 // Next names the version after cur (v000001 when cur is nil).
@@ -80,22 +161,30 @@ func (r Root) Begin(ctx context.Context, v string) (string, error) {
 	return dir, storage.RemoveAll(ctx, dir)
 }
 
-// ReadManifest decodes the manifest that cur points at into m.
-func ReadManifest(ctx context.Context, cur *Current, m any) error {
-	b, err := storage.ReadFile(ctx, cur.Manifest)
+// ReadManifest decodes the manifest that cur points at (see ManifestPath)
+// into m.
+func (r Root) ReadManifest(ctx context.Context, cur *Current, m any) error {
+	mpath, err := r.ManifestPath(cur)
+	if err != nil {
+		return err
+	}
+	b, err := storage.ReadFile(ctx, mpath)
 	if err != nil {
 		return fmt.Errorf("current version's manifest: %w", err)
 	}
 	if err := json.Unmarshal(b, m); err != nil {
-		return fmt.Errorf("%s: %w", cur.Manifest, err)
+		return fmt.Errorf("%s: %w", mpath, err)
 	}
 	return nil
 }
 
 // Commit makes version v current: it writes the version's manifest m,
-// then points CURRENT.json at it.
+// then points CURRENT.json at it, by its path relative to the root.
 func (r Root) Commit(ctx context.Context, v string, m any) error {
-	mpath := storage.Join(r.Dir(v), ManifestName)
+	if !versionName.MatchString(v) {
+		return fmt.Errorf("commit version %q: not a version name like v000001", v)
+	}
+	mpath := storage.Join(string(r), manifestRel(v))
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", mpath, err)
@@ -104,7 +193,7 @@ func (r Root) Commit(ctx context.Context, v string, m any) error {
 		return fmt.Errorf("write %s: %w", mpath, err)
 	}
 	cpath := storage.Join(string(r), CurrentName)
-	cb, err := json.MarshalIndent(Current{Version: v, Manifest: mpath}, "", "  ")
+	cb, err := json.MarshalIndent(Current{Version: v, Manifest: manifestRel(v)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", cpath, err)
 	}

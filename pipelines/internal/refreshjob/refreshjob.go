@@ -53,8 +53,9 @@ that <root>/CURRENT.json points at, and writes <root>/versions/vNNNNNN/:
   harvest/{pairs,context_sets,dead_letters}/, harvest/summary.json and
                                             harvest/report.html
   MANIFEST.json                             what the version holds
-then rewrites CURRENT.json to point at it (the commit: readers never see a
-partial version) and removes versions beyond --keep_versions.
+then rewrites CURRENT.json to point at it, by its path relative to the root
+(the commit: readers never see a partial version; the root can be moved or
+copied), and removes versions beyond --keep_versions.
 
 Sentences already harvested keep their context sets, unless a set uses
 text that left the corpus; only the other sentences are scored. Pairs are
@@ -227,7 +228,7 @@ func Run(ctx context.Context, c Config) error {
 	var pm *Manifest
 	if prev != nil {
 		pm = &Manifest{}
-		if err := versions.ReadManifest(ctx, prev, pm); err != nil {
+		if err := root.ReadManifest(ctx, prev, pm); err != nil {
 			return err
 		}
 		if pm.Corpus == m.Corpus && pm.Method == m.Method {
