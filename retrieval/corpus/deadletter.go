@@ -19,14 +19,16 @@ const (
 	ReasonInvalidJSON = "invalid_json"
 	// ReasonInvalidUTF8: the input is not valid UTF-8.
 	ReasonInvalidUTF8 = "invalid_utf8"
-	// ReasonMissingField: doc_id is missing, null or blank, or paragraphs
-	// is missing or null.
+	// ReasonMissingField: the ID (doc_id, or Options.IDField) is missing,
+	// null or blank, or the text (paragraphs, or Options.TextField) is
+	// missing or null; or a Parquet file has no text column of strings.
 	ReasonMissingField = "missing_field"
 	// ReasonEmptyDocument: the document has no text left to split.
 	ReasonEmptyDocument = "empty_document"
 	// ReasonParagraphTooLong: a paragraph exceeds Options.MaxParagraphBytes.
 	ReasonParagraphTooLong = "paragraph_too_long"
-	// ReasonLineTooLong: a JSONL line exceeds Options.MaxLineBytes.
+	// ReasonLineTooLong: a JSONL line or the text of a Parquet row exceeds
+	// Options.MaxLineBytes, or a text file exceeds MaxTextFileBytes.
 	ReasonLineTooLong = "line_too_long"
 	// ReasonUnknownField: a JSONL line has an unknown top-level field and
 	// Options.StrictFields is set.

@@ -2,32 +2,59 @@ package corpus
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
+
+	"github.com/klauspost/compress/zstd"
 )
 
-// gzipMagic is the first two bytes of every gzip member (RFC 1952).
-var gzipMagic = [2]byte{0x1f, 0x8b}
+// Magic numbers that open a compressed stream.
+var (
+	// gzipMagic opens every gzip member (RFC 1952).
+	gzipMagic = []byte{0x1f, 0x8b}
+	// zstdMagic opens every Zstandard frame (RFC 8878), little-endian
+	// 0xFD2FB528.
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
 
-// Decompress returns a reader of the plain bytes of r: r itself (buffered)
-// when it does not start with the gzip magic bytes, and a gzip reader over
-// it when it does. The file name plays no part. Concatenated gzip members
-// are read as one stream. A gzip stream that is truncated or corrupt makes
-// the returned reader fail with a non-EOF error (io.ErrUnexpectedEOF,
-// gzip.ErrChecksum, ...), never a silent short read.
+// zstdMaxWindow bounds the window a zstd stream may ask the decoder to
+// hold: zstd -19 and --long=27 (the largest common settings) fit.
+const zstdMaxWindow = 1 << 28
+
+// Decompress returns a reader of the plain bytes of r: a gzip reader over r
+// when it starts with the gzip magic bytes, a Zstandard reader when it
+// starts with the zstd magic bytes, and r itself (buffered) otherwise. The
+// file name plays no part. Concatenated gzip members and zstd frames are
+// read as one stream. A compressed stream that is truncated or corrupt
+// makes the returned reader fail with a non-EOF error
+// (io.ErrUnexpectedEOF, gzip.ErrChecksum, a zstd error, ...), never a
+// silent short read.
+//
+// The zstd reader decodes in the calling goroutine and holds nothing that
+// needs closing once r is closed.
 func Decompress(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	head, err := br.Peek(len(gzipMagic))
+	head, err := br.Peek(len(zstdMagic))
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("corpus: sniffing compression: %w", err)
 	}
-	if len(head) < len(gzipMagic) || [2]byte(head) != gzipMagic {
-		return br, nil
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("corpus: opening gzip stream: %w", err)
+		}
+		return zr, nil
+	case bytes.HasPrefix(head, zstdMagic):
+		// Concurrency 1 decodes synchronously, without goroutines, so a
+		// reader abandoned before its end leaks nothing.
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow))
+		if err != nil {
+			return nil, fmt.Errorf("corpus: opening zstd stream: %w", err)
+		}
+		return zr, nil
 	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		return nil, fmt.Errorf("corpus: opening gzip stream: %w", err)
-	}
-	return zr, nil
+	return br, nil
 }

@@ -26,16 +26,24 @@ type Stats struct {
 	Documents int64
 	// DeadLetters counts the dead letters passed to onDead.
 	DeadLetters int64
-	// UnknownFields counts the unknown top-level fields ignored in lines
-	// that became documents (only when Options.StrictFields is unset).
+	// UnknownFields counts the unknown top-level fields ignored in the
+	// lines that are JSON objects, whether they became documents or dead
+	// letters such as missing_field (only when Options.StrictFields is
+	// unset).
 	UnknownFields int64
 }
 
-// ReadJSONL reads one document per line from r, in the form
+// ReadJSONL reads one document per line from r, in the native form
 //
 //	{"doc_id": "...", "source": "...", "title": "...", "paragraphs": ["...", ...]}
 //
-// and passes each good document to onDoc and each bad line to onDead (see
+// or in the form web corpora (Dolma, RedPajama, FineWeb) use
+//
+//	{"id": "...", "text": "..."}
+//
+// where the text is split into paragraphs on blank lines and the ID may
+// also be a number; opts.TextField and opts.IDField rename "text" and "id".
+// The native fields win when a record has both. ReadJSONL passes each good document to onDoc and each bad line to onDead (see
 // the Reason constants). source names r in Document.Origin ("source:line")
 // and in the dead letters. r must yield plain bytes: wrap it with Decompress
 // first when it may be compressed. A UTF-8 byte order mark opening the first
@@ -46,7 +54,8 @@ type Stats struct {
 // opts.MaxLineBytes bytes of one line, and dead-letters a longer line
 // (line_too_long) while skipping the rest of it. Field names are matched
 // exactly (case-sensitively); a known field given twice is invalid_json, and
-// a null doc_id or paragraphs counts as missing. A document is dead-lettered as
+// a null ID or text counts as missing. A missing_field detail names the
+// fields the record has. A document is dead-lettered as
 // empty_document when none of its paragraphs holds any text; documents
 // whose text vanishes later (for instance every paragraph too long) are
 // dead-lettered by Split.
@@ -86,7 +95,8 @@ func ReadJSONL(r io.Reader, source string, opts Options, onDoc func(schemas.Docu
 			st.BlankLines++
 			continue
 		}
-		doc, unknown, dl := parseLine(l.text, opts.StrictFields)
+		doc, unknown, dl := parseLine(l.text, opts)
+		st.UnknownFields += int64(unknown)
 		if dl != nil {
 			dl.Source, dl.Line, dl.Record = source, st.Lines, recordOf(l.text)
 			st.DeadLetters++
@@ -95,12 +105,11 @@ func ReadJSONL(r io.Reader, source string, opts Options, onDoc func(schemas.Docu
 		}
 		doc.Origin = source + ":" + strconv.FormatInt(st.Lines, 10)
 		st.Documents++
-		st.UnknownFields += int64(unknown)
 		onDoc(doc)
 	}
 }
 
-// Names of the fields of a JSONL document.
+// Names of the fields of a JSONL document in the native shape.
 const (
 	fieldDocID      = "doc_id"
 	fieldSource     = "source"
@@ -108,14 +117,34 @@ const (
 	fieldParagraphs = "paragraphs"
 )
 
+// maxNamedFields bounds the field names a missing_field detail lists.
+const maxNamedFields = 12
+
 // parseLine decodes one non-blank JSONL line. It returns the document and
-// the number of unknown fields ignored, or a dead letter with only Stage,
-// Reason and Detail set.
-func parseLine(b []byte, strict bool) (schemas.Document, int, *schemas.DeadLetter) {
-	var doc schemas.Document
+// the number of unknown fields in the line, or a dead letter with only
+// Stage, Reason and Detail set. Unknown fields are counted in every line
+// decoded to its end, document or dead letter, so that records whose
+// fields have other names than expected show in the count; with
+// opts.StrictFields the first one dead-letters the line instead.
+//
+// The ID is doc_id, else opts.IDField (a string or a number); the text is
+// paragraphs, else opts.TextField split into paragraphs on blank lines.
+func parseLine(b []byte, opts Options) (schemas.Document, int, *schemas.DeadLetter) {
+	var (
+		docID, src, title, text *string
+		id                      *json.RawMessage
+		paragraphs              *[]string
+		seen                    uint8 // bit i set: known field i already decoded
+		unknown                 int
+		decoded                 bool // the whole object was read
+		keys                    []string
+	)
 	fail := func(reason, format string, args ...any) (schemas.Document, int, *schemas.DeadLetter) {
 		dl := newDeadLetter("", 0, reason, fmt.Sprintf(format, args...), "")
-		return schemas.Document{}, 0, &dl
+		if !decoded {
+			return schemas.Document{}, 0, &dl
+		}
+		return schemas.Document{}, unknown, &dl
 	}
 	// encoding/json replaces invalid UTF-8 silently: check first.
 	if !utf8.Valid(b) {
@@ -130,20 +159,18 @@ func parseLine(b []byte, strict bool) (schemas.Document, int, *schemas.DeadLette
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return fail(ReasonInvalidJSON, "line is not a JSON object")
 	}
-	var (
-		docID, src, title *string
-		paragraphs        *[]string
-		seen              uint8 // bit i set: known field i already decoded
-		unknown           int
-	)
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return fail(ReasonInvalidJSON, "%v", describeJSONError(err))
 		}
 		key, _ := tok.(string) // json.Valid guarantees keys are strings.
+		if len(keys) <= maxNamedFields {
+			keys = append(keys, key)
+		}
 		var target any
 		var bit uint8
+		// The native fields come first: IDField "doc_id" is doc_id.
 		switch key {
 		case fieldDocID:
 			target, bit = &docID, 1
@@ -153,8 +180,12 @@ func parseLine(b []byte, strict bool) (schemas.Document, int, *schemas.DeadLette
 			target, bit = &title, 4
 		case fieldParagraphs:
 			target, bit = &paragraphs, 8
+		case opts.TextField:
+			target, bit = &text, 16
+		case opts.IDField:
+			target, bit = &id, 32
 		default:
-			if strict {
+			if opts.StrictFields {
 				return fail(ReasonUnknownField, "unknown field %q (StrictFields is set)", key)
 			}
 			unknown++
@@ -168,18 +199,38 @@ func parseLine(b []byte, strict bool) (schemas.Document, int, *schemas.DeadLette
 			return fail(ReasonInvalidJSON, "field %q: %v", key, describeJSONError(err))
 		}
 	}
-	switch {
-	case docID == nil && paragraphs == nil:
-		return fail(ReasonMissingField, "missing fields %q and %q", fieldDocID, fieldParagraphs)
-	case docID == nil:
-		return fail(ReasonMissingField, "missing field %q (or null)", fieldDocID)
-	case paragraphs == nil:
-		return fail(ReasonMissingField, "missing field %q (or null)", fieldParagraphs)
-	case strings.TrimSpace(*docID) == "":
-		return fail(ReasonMissingField, "field %q is empty", fieldDocID)
+	decoded = true
+
+	idName, idVal := fieldDocID, docID
+	if idVal == nil && id != nil {
+		v, err := idString(*id)
+		if err != nil {
+			return fail(ReasonInvalidJSON, "field %q: %v", opts.IDField, err)
+		}
+		idName, idVal = opts.IDField, v
 	}
-	doc.DocID = *docID
-	doc.Paragraphs = *paragraphs
+	hasText := paragraphs != nil || text != nil
+	if idVal == nil || !hasText {
+		idNames := quoteAlternatives(fieldDocID, opts.IDField)
+		textNames := quoteAlternatives(fieldParagraphs, opts.TextField)
+		switch {
+		case idVal == nil && !hasText:
+			return fail(ReasonMissingField, "missing fields %s and %s%s", idNames, textNames, recordFields(keys))
+		case idVal == nil:
+			return fail(ReasonMissingField, "missing field %s (or null)%s", idNames, recordFields(keys))
+		default:
+			return fail(ReasonMissingField, "missing field %s (or null)%s", textNames, recordFields(keys))
+		}
+	}
+	if strings.TrimSpace(*idVal) == "" {
+		return fail(ReasonMissingField, "field %q is empty", idName)
+	}
+	doc := schemas.Document{DocID: *idVal}
+	if paragraphs != nil {
+		doc.Paragraphs = *paragraphs
+	} else {
+		doc.Paragraphs = splitParagraphs(*text)
+	}
 	if src != nil {
 		doc.Source = *src
 	}
@@ -190,6 +241,68 @@ func parseLine(b []byte, strict bool) (schemas.Document, int, *schemas.DeadLette
 		return fail(ReasonEmptyDocument, "document %q has %d paragraphs and no text", doc.DocID, len(doc.Paragraphs))
 	}
 	return doc, unknown, nil
+}
+
+// idString reads an ID given in opts.IDField: a JSON string, or a number
+// kept as written ("id": 42 is the ID "42"). null is no ID (nil).
+func idString(raw json.RawMessage) (*string, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case string(raw) == "null":
+		return nil, nil
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return &s, nil
+	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
+		s := string(raw)
+		return &s, nil
+	}
+	return nil, fmt.Errorf("wrong type: JSON %s where a string or a number was expected", jsonKind(raw))
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "value"
+}
+
+// quoteAlternatives quotes a native field name and, when it differs, the
+// configured field read in its place: `"doc_id" (or "id")`.
+func quoteAlternatives(native, alt string) string {
+	if alt == native {
+		return strconv.Quote(native)
+	}
+	return fmt.Sprintf("%q (or %q)", native, alt)
+}
+
+// recordFields describes the fields a record does have, for a
+// missing_field detail: "; the record has fields "a", "b"".
+func recordFields(keys []string) string {
+	if len(keys) == 0 {
+		return "; the record has no fields"
+	}
+	quoted := make([]string, 0, len(keys))
+	for i, k := range keys {
+		if i == maxNamedFields {
+			quoted = append(quoted, "...")
+			break
+		}
+		quoted = append(quoted, strconv.Quote(k))
+	}
+	return "; the record has fields " + strings.Join(quoted, ", ")
 }
 
 // describeJSONError rewrites err into a detail that names the offset or the

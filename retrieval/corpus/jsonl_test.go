@@ -30,7 +30,8 @@ type badLine struct {
 	docID string
 	// splitReasons are the dead letters Split must add for the document.
 	splitReasons []string
-	// unknown is the number of unknown fields of a document line.
+	// unknown is the number of unknown fields of a line that is a whole
+	// JSON object (a document or a missing_field dead letter).
 	unknown int
 }
 
@@ -81,7 +82,7 @@ func malformedCorpus() []badLine {
 			docID:        "all-long",
 			splitReasons: []string{ReasonParagraphTooLong, ReasonParagraphTooLong, ReasonEmptyDocument},
 		},
-		{text: `{"DOC_ID": "case", "paragraphs": ["Case matters."]}`, reason: ReasonMissingField, strictReason: ReasonUnknownField},
+		{text: `{"DOC_ID": "case", "paragraphs": ["Case matters."]}`, reason: ReasonMissingField, strictReason: ReasonUnknownField, unknown: 1},
 		// The last line has no final newline.
 		{text: `{"doc_id": "good-d", "paragraphs": ["The end."]}`, docID: "good-d"},
 	}
@@ -156,9 +157,11 @@ func TestReadJSONLMalformedCorpus(t *testing.T) {
 					wantDead[int64(i+1)] = reason
 				case l.docID != "":
 					wantDocs = append(wantDocs, l.docID)
-					wantUnknown += int64(l.unknown)
 				default:
 					wantBlank++
+				}
+				if !strict {
+					wantUnknown += int64(l.unknown)
 				}
 			}
 
@@ -285,7 +288,14 @@ func TestReadJSONLDetails(t *testing.T) {
 		{"truncated", `{"doc_id": "x", "paragraphs": [`, ReasonInvalidJSON, "unexpected end of JSON input"},
 		{"wrong type names field", `{"doc_id": "x", "paragraphs": {"a": 1}}`, ReasonInvalidJSON, `field "paragraphs": wrong type: JSON object`},
 		{"missing doc_id", `{"paragraphs": ["x"]}`, ReasonMissingField, `missing field "doc_id"`},
-		{"missing both", `{"title": "x"}`, ReasonMissingField, `missing fields "doc_id" and "paragraphs"`},
+		{"missing both", `{"title": "x"}`, ReasonMissingField, `missing fields "doc_id" (or "id") and "paragraphs" (or "text"); the record has fields "title"`},
+		{"missing text", `{"id": "x", "content": "y"}`, ReasonMissingField, `missing field "paragraphs" (or "text") (or null); the record has fields "id", "content"`},
+		{"null text", `{"id": "x", "text": null}`, ReasonMissingField, `missing field "paragraphs" (or "text")`},
+		{"blank id", `{"id": " ", "text": "y"}`, ReasonMissingField, `field "id" is empty`},
+		{"id of wrong type", `{"id": ["x"], "text": "y"}`, ReasonInvalidJSON, `field "id": wrong type: JSON array where a string or a number`},
+		{"text of wrong type", `{"id": "x", "text": ["y"]}`, ReasonInvalidJSON, `field "text": wrong type: JSON array`},
+		{"duplicate text", `{"id": "x", "text": "a", "text": "b"}`, ReasonInvalidJSON, `duplicate field "text"`},
+		{"blank text", `{"id": "x", "text": " \n\n "}`, ReasonEmptyDocument, `document "x" has 0 paragraphs and no text`},
 		{"blank doc_id", `{"doc_id": "  ", "paragraphs": ["x"]}`, ReasonMissingField, `field "doc_id" is empty`},
 		{"duplicate", `{"doc_id": "x", "paragraphs": [], "paragraphs": ["y"]}`, ReasonInvalidJSON, `duplicate field "paragraphs"`},
 		{"not an object", `"just a string"`, ReasonInvalidJSON, "not a JSON object"},

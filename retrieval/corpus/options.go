@@ -11,11 +11,12 @@ const (
 	DefaultChunkStride       = 3
 	DefaultMaxParagraphBytes = 1 << 20
 	DefaultMaxLineBytes      = 64 << 20
+	DefaultTextField         = "text"
+	DefaultIDField           = "id"
 )
 
 // Options controls parsing, splitting and chunking. The zero value of a
-// numeric field means "use the default"; Defaults returns a fully populated
-// value.
+// field means "use the default"; Defaults returns a fully populated value.
 type Options struct {
 	// ChunkSize is the number of consecutive sentences in one chunk.
 	ChunkSize int
@@ -31,9 +32,19 @@ type Options struct {
 	// buffered.
 	MaxLineBytes int
 	// StrictFields makes ReadJSONL dead-letter lines with top-level fields
-	// other than doc_id, source, title and paragraphs, instead of ignoring
-	// and counting them.
+	// other than doc_id, source, title, paragraphs, TextField and IDField,
+	// instead of ignoring and counting them.
 	StrictFields bool
+	// TextField names the field that holds a document's text as one string,
+	// split into paragraphs on blank lines: the JSONL field read when a
+	// record has no "paragraphs", and the text column of a Parquet file.
+	// Default "text", the name web corpora (Dolma, RedPajama, FineWeb, C4)
+	// use.
+	TextField string
+	// IDField names the field that holds a document's ID: the JSONL field
+	// read when a record has no "doc_id" (a string or a number), and the ID
+	// column of a Parquet file. Default "id".
+	IDField string
 }
 
 // Defaults returns the default options.
@@ -43,10 +54,12 @@ func Defaults() Options {
 		ChunkStride:       DefaultChunkStride,
 		MaxParagraphBytes: DefaultMaxParagraphBytes,
 		MaxLineBytes:      DefaultMaxLineBytes,
+		TextField:         DefaultTextField,
+		IDField:           DefaultIDField,
 	}
 }
 
-// withDefaults returns o with every zero numeric field set to its default.
+// withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() Options {
 	if o.ChunkSize == 0 {
 		o.ChunkSize = DefaultChunkSize
@@ -59,6 +72,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxLineBytes == 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.TextField == "" {
+		o.TextField = DefaultTextField
+	}
+	if o.IDField == "" {
+		o.IDField = DefaultIDField
 	}
 	return o
 }
@@ -82,6 +101,20 @@ func (o Options) Validate() error {
 	}
 	if o.MaxLineBytes < 1 {
 		errs = append(errs, fmt.Errorf("MaxLineBytes must be >= 1, got %d", o.MaxLineBytes))
+	}
+	// The fields of the native shape take precedence, so naming one of
+	// them would silently read something else (IDField "doc_id" only
+	// restates the native field).
+	switch o.TextField {
+	case fieldDocID, fieldSource, fieldTitle, fieldParagraphs:
+		errs = append(errs, fmt.Errorf("TextField %q is a field of the native shape; name the field that holds the text as one string", o.TextField))
+	}
+	switch o.IDField {
+	case fieldSource, fieldTitle, fieldParagraphs:
+		errs = append(errs, fmt.Errorf("IDField %q is a field of the native shape; name the field that holds the ID", o.IDField))
+	}
+	if o.TextField == o.IDField {
+		errs = append(errs, fmt.Errorf("TextField and IDField are both %q", o.TextField))
 	}
 	if len(errs) == 0 {
 		return nil

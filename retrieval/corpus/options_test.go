@@ -6,7 +6,7 @@ import (
 )
 
 func TestDefaults(t *testing.T) {
-	want := Options{ChunkSize: 6, ChunkStride: 3, MaxParagraphBytes: 1 << 20, MaxLineBytes: 64 << 20}
+	want := Options{ChunkSize: 6, ChunkStride: 3, MaxParagraphBytes: 1 << 20, MaxLineBytes: 64 << 20, TextField: "text", IDField: "id"}
 	if got := Defaults(); got != want {
 		t.Errorf("Defaults() = %+v, want %+v", got, want)
 	}
@@ -31,6 +31,11 @@ func TestValidate(t *testing.T) {
 		{"negative size", Options{ChunkSize: -1}, []string{"ChunkSize must be >= 1, got -1"}},
 		{"negative stride", Options{ChunkStride: -2}, []string{"ChunkStride must be >= 1, got -2"}},
 		{"negative limits", Options{MaxParagraphBytes: -1, MaxLineBytes: -5}, []string{"MaxParagraphBytes must be >= 1", "MaxLineBytes must be >= 1, got -5"}},
+		{"custom fields", Options{TextField: "content", IDField: "url"}, nil},
+		{"id field doc_id", Options{IDField: "doc_id"}, nil},
+		{"text field paragraphs", Options{TextField: "paragraphs"}, []string{`TextField "paragraphs" is a field of the native shape`}},
+		{"id field title", Options{IDField: "title"}, []string{`IDField "title" is a field of the native shape`}},
+		{"same fields", Options{TextField: "body", IDField: "body"}, []string{`TextField and IDField are both "body"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

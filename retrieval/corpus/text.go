@@ -30,7 +30,23 @@ func ParseText(data []byte, source string, opts Options) (schemas.Document, *sch
 			fmt.Sprintf("invalid UTF-8 at byte offset %d (line %d)", off, line), recordOf(data))
 		return schemas.Document{}, &dl
 	}
-	text := string(bytes.TrimPrefix(data, utf8BOM))
+	paragraphs := splitParagraphs(string(bytes.TrimPrefix(data, utf8BOM)))
+	if !anyText(paragraphs) {
+		dl := newDeadLetter(source, 0, ReasonEmptyDocument,
+			fmt.Sprintf("text file of %d bytes has no text", len(data)), recordOf(data))
+		return schemas.Document{}, &dl
+	}
+	return schemas.Document{
+		DocID:      source,
+		Source:     SourceText,
+		Paragraphs: paragraphs,
+		Origin:     source,
+	}, nil
+}
+
+// splitParagraphs splits text into paragraphs at blank (whitespace-only)
+// lines; the lines inside a paragraph are trimmed and joined with a space.
+func splitParagraphs(text string) []string {
 	var paragraphs []string
 	var cur []string
 	flush := func() {
@@ -50,15 +66,5 @@ func ParseText(data []byte, source string, opts Options) (schemas.Document, *sch
 		cur = append(cur, ln)
 	}
 	flush()
-	if !anyText(paragraphs) {
-		dl := newDeadLetter(source, 0, ReasonEmptyDocument,
-			fmt.Sprintf("text file of %d bytes has no text", len(data)), recordOf(data))
-		return schemas.Document{}, &dl
-	}
-	return schemas.Document{
-		DocID:      source,
-		Source:     SourceText,
-		Paragraphs: paragraphs,
-		Origin:     source,
-	}, nil
+	return paragraphs
 }

@@ -1,0 +1,251 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ctxsim/ctxsim/storage"
+)
+
+// Files that mark a directory as the output of a ctxsim job, not corpus: a
+// committed table, an index, a job's leased output directory.
+var outputMarkers = map[string]bool{
+	storage.ManifestName: true,
+	"ctxsim-index.json":  true, // retrieval.MetaFile
+	"_lease.json":        true, // storage/lease.FileName
+}
+
+// Names a job gives its output files and index shards.
+var (
+	outputPartName  = regexp.MustCompile(`^part-\d{5}-of-\d{5}\.parquet$`)
+	outputShardName = regexp.MustCompile(`^shard-\d{5}-of-\d{5}$`)
+)
+
+// hasGlobMeta reports whether p holds a wildcard.
+func hasGlobMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
+
+// ExpandInput lists the corpus files one element of --input names, sorted,
+// each with the input root its document IDs are relative to (Input.Root):
+//
+//   - a glob (local or gs://): the files it matches, as storage.Glob lists
+//     them; the root is the directory part before the first wildcard
+//     ("corpus/2024/" for "corpus/2024/*/part-*.txt"). A local directory it
+//     matches is expanded as below, with the glob's root.
+//   - a directory (local, or a gs:// prefix followed by "/"): every file
+//     under it, recursively; the root is the directory.
+//   - a file: the file; the root is its directory.
+//
+// Expanding a directory skips hidden files and directories (a name
+// starting with "." or "_"), and the outputs of ctxsim jobs: directories
+// holding a table manifest, an index or a job's lease, index shard
+// directories and table part files (part-NNNNN-of-NNNNN.parquet), so that
+// an --output inside the input directory is not read back as corpus.
+//
+// It fails when nothing matches, and when a directory holds no file once
+// these are skipped.
+func ExpandInput(ctx context.Context, pattern string) ([]Input, error) {
+	remote := storage.IsRemote(pattern)
+	if hasGlobMeta(pattern) {
+		root := globRoot(pattern)
+		files, err := storage.Glob(ctx, pattern)
+		if err != nil {
+			return nil, err
+		}
+		var out []Input
+		for _, f := range files {
+			if fi, err := os.Stat(f); !remote && err == nil && fi.IsDir() {
+				under, err := walkLocal(f)
+				if err != nil {
+					return nil, err
+				}
+				for _, u := range under {
+					out = append(out, Input{Path: u, Root: root})
+				}
+				continue
+			}
+			out = append(out, Input{Path: f, Root: root})
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("no corpus files match %s (hidden files and ctxsim outputs are skipped)", pattern)
+		}
+		return out, nil
+	}
+	if !remote {
+		fi, err := os.Stat(pattern)
+		switch {
+		case err == nil && fi.IsDir():
+			files, err := walkLocal(pattern)
+			if err != nil {
+				return nil, err
+			}
+			if len(files) == 0 {
+				return nil, fmt.Errorf("no corpus files under directory %s (hidden files and ctxsim outputs are skipped)", pattern)
+			}
+			return inputsUnder(files, pattern), nil
+		case err == nil:
+			return []Input{{Path: pattern, Root: filepath.Dir(pattern)}}, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("no files match %s", pattern)
+		default:
+			return nil, err
+		}
+	}
+	return expandRemote(ctx, pattern)
+}
+
+// globRoot returns the directory part of a glob before its first wildcard,
+// ending in "/" (or "." for a local glob without one).
+func globRoot(pattern string) string {
+	prefix := pattern[:strings.IndexAny(pattern, "*?[")]
+	i := strings.LastIndex(prefix, "/")
+	if !storage.IsRemote(pattern) {
+		i = strings.LastIndexAny(prefix, "/"+string(filepath.Separator))
+	}
+	if i < 0 {
+		return "."
+	}
+	return prefix[:i+1]
+}
+
+// inputsUnder pairs files with the root dir.
+func inputsUnder(files []string, dir string) []Input {
+	out := make([]Input, len(files))
+	for i, f := range files {
+		out[i] = Input{Path: f, Root: dir}
+	}
+	return out
+}
+
+// expandRemote expands a gs:// name without wildcards: the object itself
+// when there is one, else every object under the name as a directory.
+func expandRemote(ctx context.Context, name string) ([]Input, error) {
+	fsys, err := storage.New(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	if !strings.HasSuffix(name, "/") {
+		exact, err := fsys.List(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", name, err)
+		}
+		if len(exact) > 0 {
+			return []Input{{Path: name, Root: name[:strings.LastIndex(name, "/")+1]}}, nil
+		}
+	}
+	dir := strings.TrimSuffix(name, "/") + "/"
+	all, err := fsys.List(ctx, dir+"**")
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("no files match %s", name)
+	}
+	var rels []string
+	for _, p := range all {
+		if rel := strings.TrimPrefix(p, dir); rel != "" && !strings.HasSuffix(rel, "/") {
+			rels = append(rels, rel)
+		}
+	}
+	var files []string
+	for _, rel := range corpusFiles(rels) {
+		files = append(files, dir+rel)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no corpus files under directory %s (hidden files and ctxsim outputs are skipped)", dir)
+	}
+	return inputsUnder(files, dir), nil
+}
+
+// walkLocal lists the corpus files under the local directory dir, sorted
+// (see ExpandInput for what is skipped). Symbolic links to files are
+// listed; links to directories are not followed.
+func walkLocal(dir string) ([]string, error) {
+	var rels []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if d.IsDir() {
+			if hiddenName(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				return nil // a link to a directory, a socket, a dangling link
+			}
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	keep := corpusFiles(rels)
+	out := make([]string, len(keep))
+	for i, rel := range keep {
+		out[i] = filepath.Join(dir, filepath.FromSlash(rel))
+	}
+	return out, nil
+}
+
+// hiddenName reports whether a file or directory name is hidden: it starts
+// with "." (dot files, .tmp- files of jobs) or "_" (manifests, leases,
+// _SUCCESS markers).
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
+// corpusFiles filters the "/"-separated paths of every file under a
+// directory down to the corpus files, sorted: it drops hidden files and
+// files under hidden directories, and ctxsim outputs (see ExpandInput).
+// The directory itself may be an output: only what is under it is judged.
+func corpusFiles(rels []string) []string {
+	outputDirs := map[string]bool{}
+	for _, rel := range rels {
+		dir, base := path.Split(rel)
+		if outputMarkers[base] && dir != "" {
+			outputDirs[strings.TrimSuffix(dir, "/")] = true
+		}
+	}
+	var out []string
+	for _, rel := range rels {
+		if !skipped(rel, outputDirs) {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// skipped reports whether the file rel is hidden, under a hidden
+// directory, or a ctxsim output.
+func skipped(rel string, outputDirs map[string]bool) bool {
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		if hiddenName(part) {
+			return true
+		}
+		if i < len(parts)-1 && (outputShardName.MatchString(part) || outputDirs[strings.Join(parts[:i+1], "/")]) {
+			return true
+		}
+	}
+	return outputPartName.MatchString(parts[len(parts)-1])
+}
