@@ -58,6 +58,11 @@ func TestJobServiceClosedToOtherHosts(t *testing.T) {
 					rc = f[1]
 				}
 			}
+			for _, l := range lines {
+				if strings.HasPrefix(l, "LISTEN ") || strings.HasPrefix(l, "PROBE ") || strings.HasPrefix(l, "warning: the job service") {
+					t.Log(l)
+				}
+			}
 			if rc != "0" {
 				t.Fatalf("harvest exit %q\n%s", rc, strings.Join(lines, "\n"))
 			}
