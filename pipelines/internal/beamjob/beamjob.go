@@ -20,10 +20,14 @@ import (
 )
 
 // Init parses the command line (jobrun.Init) and initialises Beam, which
-// a binary started as a Beam worker needs before anything else.
+// a binary started as a Beam worker needs before anything else. Beam's
+// initialisation sets up its own logger, which logs the runner's messages
+// (a failed bundle's plan, several times over); the job's (only with
+// --verbose, jobrun.SetupLogging) replaces it.
 func Init(usage string) {
 	jobrun.Init(usage)
 	beam.Init()
+	jobrun.SetupLogging()
 }
 
 // running is set while Run runs a job: the in-process tally of counters

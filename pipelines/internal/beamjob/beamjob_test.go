@@ -27,7 +27,12 @@ func init() {
 	register.Iter1[int]()
 }
 
-func TestMain(m *testing.M) { beamtest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(failingJobEnv) != "" {
+		failingJob()
+	}
+	beamtest.Main(m)
+}
 
 type countFn struct{ seen counter.Counter }
 
