@@ -1,14 +1,16 @@
-// Package ingest holds the Beam transforms that read a corpus (JSONL or plain
-// text files, local or gs://, gzipped or not) into documents, sentences and
-// chunks, with every bad record routed to a dead-letter output.
+// Package ingest holds the Beam transforms that read a corpus (JSONL,
+// Parquet or plain-text files, or directories of them, local or gs://,
+// gzipped, zstd or plain) into documents, sentences and chunks, with every
+// bad record routed to a dead-letter output.
 //
 // Counters (namespace "ingest") reconcile:
 //
 //	records_read      = documents_parsed + records_dead
 //	documents_parsed  = documents_ingested + documents_duplicate + documents_empty
 //
-// A record is a non-blank JSONL line or a whole text file. Files that fail
-// to read to their end also produce a read_error dead letter (files_failed).
+// A record is a non-blank JSONL line, a Parquet row or a whole text file.
+// Files that fail to read to their end also produce a read_error dead
+// letter (files_failed), as does a Parquet file without the text column.
 package ingest
 
 import (
@@ -24,7 +26,6 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/transforms/counter"
-	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
@@ -32,10 +33,13 @@ func init() {
 	for _, t := range []reflect.Type{
 		reflect.TypeOf(schemas.Document{}), reflect.TypeOf(schemas.Sentence{}),
 		reflect.TypeOf(schemas.Chunk{}), reflect.TypeOf(schemas.DeadLetter{}),
+		reflect.TypeOf(corpus.Input{}),
 	} {
 		beam.RegisterType(t)
 	}
-	register.DoFn4x1[context.Context, string, func(schemas.Document), func(schemas.DeadLetter), error](&readFileFn{})
+	register.DoFn3x1[context.Context, string, func(corpus.Input), error](&expandFn{})
+	register.Emitter1[corpus.Input]()
+	register.DoFn4x1[context.Context, corpus.Input, func(schemas.Document), func(schemas.DeadLetter), error](&readFileFn{})
 	register.Emitter1[schemas.Document]()
 	register.Emitter1[schemas.DeadLetter]()
 	register.Function1x2[schemas.Document, string, schemas.Document](keyByDocID)
@@ -54,11 +58,12 @@ type Result struct {
 	Dead      beam.PCollection // schemas.DeadLetter
 }
 
-// Ingest reads the files matching patterns (comma-free globs, local or
-// gs://) and splits them into sentences and chunks.
+// Ingest reads the files that patterns name (comma-free globs, files or
+// directories, local or gs://; see corpus.ExpandInput) and splits them into
+// sentences and chunks. A pattern that names no file fails the job.
 func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
 	s = s.Scope("ingest")
-	files := beam.Reshuffle(s, parquetio.MatchFiles(s, patterns))
+	files := beam.Reshuffle(s, ExpandInputs(s, patterns))
 	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts}, files)
 
 	keyed := beam.ParDo(s, keyByDocID, docs)
@@ -71,6 +76,28 @@ func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
 		Chunks:    chunks,
 		Dead:      beam.Flatten(s, dead1, dead2, dead3),
 	}
+}
+
+// ExpandInputs lists the corpus files that patterns name, each a
+// corpus.Input with the root its document IDs are relative to.
+func ExpandInputs(s beam.Scope, patterns []string) beam.PCollection {
+	return beam.ParDo(s.Scope("ExpandInputs"), &expandFn{}, beam.CreateList(s, patterns))
+}
+
+// expandFn expands one pattern with corpus.ExpandInput. A pattern naming
+// no file is an error: a misspelt input must not silently produce an
+// empty result.
+type expandFn struct{}
+
+func (f *expandFn) ProcessElement(ctx context.Context, pattern string, emit func(corpus.Input)) error {
+	ins, err := corpus.ExpandInput(ctx, pattern)
+	if err != nil {
+		return err
+	}
+	for _, in := range ins {
+		emit(in)
+	}
+	return nil
 }
 
 // readFileFn parses one file into documents and dead letters.
@@ -91,9 +118,9 @@ func (f *readFileFn) Setup() {
 	f.prog = progress.New("ingest", "documents")
 }
 
-func (f *readFileFn) ProcessElement(ctx context.Context, name string,
+func (f *readFileFn) ProcessElement(ctx context.Context, in corpus.Input,
 	emitDoc func(schemas.Document), emitDead func(schemas.DeadLetter)) error {
-	st, err := corpus.ReadFile(ctx, name, f.Opts, func(d schemas.Document) {
+	st, err := corpus.ReadInput(ctx, in, f.Opts, func(d schemas.Document) {
 		f.prog.Add(1)
 		emitDoc(d)
 	}, emitDead)

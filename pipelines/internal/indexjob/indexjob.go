@@ -3,9 +3,11 @@
 package indexjob
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
@@ -23,9 +26,9 @@ import (
 const Usage = `
 index: corpus -> sharded bigram TF-IDF index + Parquet tables.
 
-Reads JSONL ({"doc_id","source","title","paragraphs"}, gzipped or plain) and
-plain-text files (one document per file, blank line between paragraphs), from
-local paths or gs:// globs. Writes, under --output:
+Reads --input, local or gs:// (files, globs or directories):
+` + corpus.InputShapes + `
+Writes, under --output:
   sentences/     schemas.Sentence Parquet
   chunks/        schemas.Chunk Parquet
   dead_letters/  every rejected record with file, line and reason
@@ -35,14 +38,14 @@ copied up when complete, with the index metadata written last.`
 
 // Config is the index job's command line.
 type Config struct {
-	Input, Output, Index                                                        string
+	Input, Output, Index, TextField, IDField                                    string
 	Shards, FileShards, ChunkSize, ChunkStride, MaxParagraphBytes, MaxLineBytes int
 	StrictFields, Unigrams                                                      bool
 }
 
 // Register adds the job's flags to fs, bound to c.
 func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus file globs, local or gs:// (required).")
+	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus files, globs or directories, local or gs:// (required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for the Parquet tables (required).")
 	fs.StringVar(&c.Index, "index", "", "Directory for the index, local or gs:// (default <output>/index).")
 	fs.IntVar(&c.Shards, "shards", 4, "Number of index shards, built in parallel.")
@@ -52,6 +55,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxParagraphBytes, "max_paragraph_bytes", corpus.DefaultMaxParagraphBytes, "Longer paragraphs are dead-lettered.")
 	fs.IntVar(&c.MaxLineBytes, "max_line_bytes", corpus.DefaultMaxLineBytes, "Longer JSONL lines are dead-lettered.")
 	fs.BoolVar(&c.StrictFields, "strict_fields", false, "Dead-letter JSONL records with unknown fields instead of ignoring them.")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, split into paragraphs on blank lines.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID; a Parquet file without it numbers its rows.")
 	fs.BoolVar(&c.Unigrams, "unigrams", true, "Also index stop-word-free unigrams, searched by queries with few known bigrams.")
 }
 
@@ -66,6 +71,7 @@ func Run(ctx context.Context, c Config) error {
 	opts := corpus.Options{
 		ChunkSize: c.ChunkSize, ChunkStride: c.ChunkStride,
 		MaxParagraphBytes: c.MaxParagraphBytes, MaxLineBytes: c.MaxLineBytes, StrictFields: c.StrictFields,
+		TextField: c.TextField, IDField: c.IDField,
 	}
 	if err := opts.Validate(); err != nil {
 		return err
@@ -106,6 +112,11 @@ func Run(ctx context.Context, c Config) error {
 	}
 	fmt.Println("counters:")
 	counters.Print(os.Stdout, "ingest", "index", "parquetio")
+	if mostlyDead(counters) {
+		if err := printDeadLetters(ctx, stdout, c, counters); err != nil {
+			fmt.Fprintf(stdout, "warning: could not summarise the dead letters: %v\n", err)
+		}
+	}
 	for _, e := range []error{
 		jobrun.NotEmpty(counters, "ingest/documents_ingested",
 			fmt.Sprintf("no documents in --input=%s: nothing was indexed (dead letters in %s/dead_letters)", c.Input, c.Output)),
@@ -124,4 +135,67 @@ func Run(ctx context.Context, c Config) error {
 		counters["ingest/records_dead"]+counters["ingest/files_failed"]+counters["ingest/documents_duplicate"]+
 			counters["ingest/documents_empty"]+counters["ingest/paragraphs_dead"]+counters["index/chunks_duplicate"])
 	return nil
+}
+
+// stdout is where Run prints the dead-letter summary (a variable for tests).
+var stdout io.Writer = os.Stdout
+
+// Bounds of the dead-letter summary.
+const (
+	summaryReasons = 8
+	// summaryMaxRows bounds the dead letters read for the summary.
+	summaryMaxRows = 1_000_000
+)
+
+// mostlyDead reports whether the run's input was mostly rejected: no
+// document was indexed, or over half the records were dead letters,
+// duplicates or empty documents.
+func mostlyDead(c jobrun.Counters) bool {
+	bad := c["ingest/records_dead"] + c["ingest/documents_duplicate"] + c["ingest/documents_empty"]
+	return c["ingest/documents_ingested"] == 0 || 2*bad > c["ingest/records_read"]
+}
+
+// printDeadLetters writes to w why the run's input was rejected: the most
+// frequent dead-letter reasons, each with a count and one example, and the
+// input shapes the job reads.
+func printDeadLetters(ctx context.Context, w io.Writer, c Config, counters jobrun.Counters) error {
+	read, ingested := counters["ingest/records_read"], counters["ingest/documents_ingested"]
+	bad, files := read-ingested, plural(counters["ingest/files"], "file")
+	if ingested == 0 {
+		fmt.Fprintf(w, "\nnothing was indexed: %d of %d records read from %s were rejected.\n", bad, read, files)
+	} else {
+		fmt.Fprintf(w, "\nmost of the input was rejected: %d of %d records read from %s.\n", bad, read, files)
+	}
+	var tally corpus.DeadLetterTally
+	var scanned int64
+	err := storage.ScanTable(ctx, storage.Join(c.Output, "dead_letters"), func(d schemas.DeadLetter) bool {
+		tally.Add(d)
+		scanned++
+		return scanned < summaryMaxRows
+	})
+	if tally.Total > 0 {
+		of := ""
+		if scanned >= summaryMaxRows {
+			of = fmt.Sprintf(" (of the first %d dead letters)", scanned)
+		}
+		fmt.Fprintf(w, "dead letters by reason%s:\n", of)
+		tally.Print(w, summaryReasons, "  ")
+		if top := tally.Top(1); top[0].Reason == corpus.ReasonMissingField || top[0].Reason == corpus.ReasonUnknownField {
+			d := corpus.Defaults()
+			fmt.Fprintf(w, "  (the ID and text fields read are set by --id_field=%q and --text_field=%q)\n",
+				cmp.Or(c.IDField, d.IDField), cmp.Or(c.TextField, d.TextField))
+		}
+	} else if read == 0 {
+		fmt.Fprintf(w, "no record was read: the files hold no JSONL line, Parquet row or text.\n")
+	}
+	fmt.Fprintf(w, "the job reads:\n%s\n\n", corpus.InputShapes)
+	return err
+}
+
+// plural returns "1 file", "2 files".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

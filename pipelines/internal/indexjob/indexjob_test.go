@@ -68,3 +68,111 @@ func TestRunRefusesBadChunking(t *testing.T) {
 		t.Fatalf("stride over size: %v", err)
 	}
 }
+
+// TestRunDirectoryInput indexes a directory holding {"id","text"} JSONL,
+// zstd JSONL and text files in subdirectories, with the output inside it:
+// text files are named by their path under the directory, and a second run
+// does not read the first one's output back.
+func TestRunDirectoryInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var web []string
+	for i := range 4 {
+		web = append(web, fmt.Sprintf(`{"id": "web-%d", "text": "Web page %d opens.\n\nIt ends here.", "url": "http://x/%d"}`, i, i, i))
+	}
+	write("web.jsonl", strings.Join(web, "\n")+"\n")
+	write("essays/one.txt", "The first essay has a sentence. And another.\n")
+	write("essays/more/two.txt", "The second essay.\n\nIts last paragraph.\n")
+	write(".hidden/three.txt", "Hidden, never read.\n")
+
+	out := filepath.Join(dir, "out")
+	for run := range 2 {
+		// The second run finds the first one's output in the input
+		// directory, and skips it.
+		c := defaults(t, "--input="+dir, "--output="+out, "--shards=1", "--parquet_shards=1")
+		if err := Run(context.Background(), c); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		sents, err := storage.ReadTable[schemas.Sentence](context.Background(), filepath.Join(out, "sentences"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := map[string]bool{}
+		for _, s := range sents {
+			docs[s.DocID] = true
+		}
+		want := map[string]bool{"web-0": true, "web-1": true, "web-2": true, "web-3": true, "essays/one.txt": true, "essays/more/two.txt": true}
+		if len(docs) != len(want) {
+			t.Errorf("run %d: documents %v, want %v", run, docs, want)
+		}
+		for id := range want {
+			if !docs[id] {
+				t.Errorf("run %d: document %q not indexed (have %v)", run, id, docs)
+			}
+		}
+	}
+}
+
+// TestRunAllDeadLetters: when nothing is indexed, the job says why: the
+// dead-letter reasons with an example each, and the input it reads.
+func TestRunAllDeadLetters(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 5 {
+		lines = append(lines, fmt.Sprintf(`{"url": "http://x/%d", "body": "Some text."}`, i))
+	}
+	lines = append(lines, `{"broken`)
+	in := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	old := stdout
+	stdout = &buf
+	defer func() { stdout = old }()
+	c := defaults(t, "--input="+in, "--output="+filepath.Join(dir, "out"), "--shards=1", "--parquet_shards=1")
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "nothing was indexed") {
+		t.Fatalf("Run = %v, want the no-documents error", err)
+	}
+	got := buf.String()
+	for _, want := range []string{
+		"nothing was indexed: 6 of 6 records read from 1 file were rejected",
+		"       5  missing_field",
+		`e.g. ` + in + `:1: missing fields "doc_id" (or "id") and "paragraphs" (or "text"); the record has fields "url", "body"`,
+		"       1  invalid_json",
+		`--id_field="id" and --text_field="text"`,
+		`or {"id": "...", "text": "..."}`,
+		"a directory: every file under it",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestMostlyDead(t *testing.T) {
+	for _, tc := range []struct {
+		c    jobrun.Counters
+		want bool
+	}{
+		{jobrun.Counters{"ingest/records_read": 10, "ingest/documents_ingested": 10}, false},
+		{jobrun.Counters{"ingest/records_read": 10, "ingest/documents_ingested": 5, "ingest/records_dead": 5}, false},
+		{jobrun.Counters{"ingest/records_read": 10, "ingest/documents_ingested": 4, "ingest/records_dead": 3, "ingest/documents_duplicate": 3}, true},
+		{jobrun.Counters{"ingest/records_read": 10, "ingest/records_dead": 10}, true},
+		{jobrun.Counters{"ingest/files": 2}, true},
+	} {
+		if got := mostlyDead(tc.c); got != tc.want {
+			t.Errorf("mostlyDead(%v) = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/examples"
-	"github.com/ctxsim/ctxsim/storage"
 )
 
 // loadStats counts what loadDocs read and rejected.
@@ -16,8 +15,10 @@ type loadStats struct {
 	Reasons                           map[string]int64
 }
 
-// loadDocs reads the corpus files matching patterns (local or gs://, JSONL
-// or text, as the index job does) and splits them into sentences. Bad
+// loadDocs reads the corpus files that patterns name (files, globs or
+// directories, local or gs://; JSONL, Parquet or text; see
+// corpus.ExpandInput and corpus.ReadInput), as the index job does, with
+// the same document IDs, and splits them into sentences. Bad
 // records are counted by reason, as the index job would dead-letter them.
 // Documents are returned sorted by ID, so training sees the same order on
 // every run; at most maxDocs are kept (0: all), chosen by ID order.
@@ -47,13 +48,13 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 		byID[d.DocID] = doc
 	}
 	for _, pattern := range patterns {
-		files, err := storage.Glob(ctx, pattern)
+		files, err := corpus.ExpandInput(ctx, pattern)
 		if err != nil {
 			return nil, st, err
 		}
-		for _, name := range files {
+		for _, in := range files {
 			st.Files++
-			if _, err := corpus.ReadFile(ctx, name, opts, addDoc, dead); err != nil {
+			if _, err := corpus.ReadInput(ctx, in, opts, addDoc, dead); err != nil {
 				return nil, st, err
 			}
 		}

@@ -54,6 +54,8 @@ checkpoint/ (see --resume).`
 // Config is one run of the job. Each field holds the flag named beside it.
 type Config struct {
 	Input             string  // --input
+	TextField         string  // --text_field
+	IDField           string  // --id_field
 	Output            string  // --output
 	Preset            string  // --preset
 	Seed              uint64  // --seed
@@ -84,7 +86,9 @@ type Config struct {
 // Register defines the job's flags on fs, each bound to its field of c and
 // setting it to the flag's default.
 func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus file globs (required).")
+	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus files, globs or directories, local or gs://, read as bin/index reads them (required).")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, as in bin/index.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID, as in bin/index.")
 	fs.StringVar(&c.Output, "output", "", "Model directory, local or gs:// (required).")
 	fs.StringVar(&c.Preset, "preset", "base", "Model size: tiny (demo and tests) or base.")
 	fs.Uint64Var(&c.Seed, "seed", 1, "Random seed: same inputs and seed give the same models.")
@@ -247,9 +251,18 @@ func (j *job) workLocally() error {
 // load reads the corpus and splits its documents into training and
 // held-out ones; both must be non-empty. What it read starts j.res.
 func (j *job) load(ctx context.Context) (trainDocs, heldDocs []examples.Doc, err error) {
-	docs, st, err := loadDocs(ctx, jobrun.SplitList(j.c.Input), corpus.Defaults(), j.c.MaxDocs)
+	opts := corpus.Defaults()
+	opts.TextField, opts.IDField = j.c.TextField, j.c.IDField
+	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	docs, st, err := loadDocs(ctx, jobrun.SplitList(j.c.Input), opts, j.c.MaxDocs)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(docs) == 0 {
+		fmt.Printf("corpus: no document in --input=%s (%d files, %d rejected records %v); the job reads:\n%s\n",
+			j.c.Input, st.Files, st.Dead, st.Reasons, corpus.InputShapes)
 	}
 	trainDocs, heldDocs = examples.Split(docs, j.split)
 	fmt.Printf("corpus: %d files, %d documents (%d train, %d held out), %d sentences, %d rejected records %v\n",

@@ -139,6 +139,37 @@ not json
 	}
 }
 
+// TestLoadDocsDirectory reads a directory of {"id","text"} JSONL with a
+// custom text field and text files, named as bin/index names them.
+func TestLoadDocsDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	for name, data := range map[string]string{
+		"web.jsonl":      `{"id": "w1", "body": "Web text. Two sentences.\n\nA paragraph."}` + "\n" + `{"id": "w2", "text": "Not the field read."}` + "\n",
+		"essays/one.txt": "An essay of one sentence.\n",
+		".hidden.txt":    "Never read.\n",
+	} {
+		p := filepath.Join(tmp, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := corpus.Defaults()
+	opts.TextField = "body"
+	docs, st, err := loadDocs(context.Background(), []string{tmp}, opts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || docs[0].ID != "essays/one.txt" || docs[1].ID != "w1" || len(docs[1].Sentences) != 3 {
+		t.Fatalf("docs %+v", docs)
+	}
+	if st.Files != 2 || st.Dead != 1 || st.Reasons[corpus.ReasonMissingField] != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
 func TestRunLoopNeedsABatch(t *testing.T) {
 	_, err := runLoop(loop[int]{name: "disc", exs: []int{1, 2}, steps: 5, batch: 4}, loopOptions{})
 	if err == nil || !strings.Contains(err.Error(), "disc: 2 training examples, fewer than one batch of 4") {
