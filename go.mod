@@ -16,6 +16,7 @@ require (
 	github.com/blevesearch/scorch_segment_api/v2 v2.4.10
 	github.com/blevesearch/zapx/v17 v17.2.3
 	github.com/fsouza/fake-gcs-server v1.56.1
+	github.com/googleapis/gax-go/v2 v2.24.0
 	github.com/klauspost/compress v1.19.2
 	github.com/parquet-go/parquet-go v0.32.0
 	go.yaml.in/yaml/v3 v3.0.5
@@ -84,7 +85,6 @@ require (
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.20 // indirect
-	github.com/googleapis/gax-go/v2 v2.24.0 // indirect
 	github.com/gorilla/handlers v1.5.2 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/json-iterator/go v0.0.0-20171115153421-f7279a603ede // indirect
