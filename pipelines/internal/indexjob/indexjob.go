@@ -119,7 +119,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	for _, e := range []error{
 		jobrun.NotEmpty(counters, "ingest/documents_ingested",
-			fmt.Sprintf("no documents in --input=%s: nothing was indexed (dead letters in %s/dead_letters)", c.Input, c.Output)),
+			fmt.Sprintf("no documents in --input=%s: nothing was indexed (the dead letters are summarised above)", c.Input)),
 		counters.Reconcile("ingest/records_read", "ingest/documents_parsed", "ingest/records_dead"),
 		counters.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate", "ingest/documents_empty"),
 		counters.Reconcile("ingest/chunks", "index/chunks_indexed", "index/chunks_duplicate"),
