@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,18 +30,17 @@ func Init(usage string) {
 // SetupLogging sets the default slog logger, through which the Beam runner
 // (Prism) and the SDK harness log. The runner logs a failed bundle several
 // times over, with its plan; the job prints the cause itself (Fail), so
-// only --verbose shows the runner's log. The log package's output (a
-// library's log.Fatal) is still printed as it is, not through slog. Init
-// calls it; beam.Init replaces the default logger with Beam's, so a Beam
-// job calls it again after that.
+// only --verbose shows the runner's log. That includes the log package's
+// output, which slog carries at INFO: Beam's SDK harness writes its log
+// there when the runner has stopped listening ("stopping worker ...").
+// Init calls it; beam.Init replaces the default logger with Beam's, so a
+// Beam job calls it again after that.
 func SetupLogging() {
 	level := slog.LevelError + 4
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	log.SetOutput(os.Stderr)
-	log.SetFlags(log.LstdFlags)
 }
 
 // Fail prints err and exits with status 1.
