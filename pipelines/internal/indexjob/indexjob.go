@@ -161,9 +161,12 @@ func mostlyDead(c jobrun.Counters) bool {
 func printDeadLetters(ctx context.Context, w io.Writer, c Config, counters jobrun.Counters) error {
 	read, ingested := counters["ingest/records_read"], counters["ingest/documents_ingested"]
 	bad, files := read-ingested, plural(counters["ingest/files"], "file")
-	if ingested == 0 {
+	switch {
+	case read == 0:
+		fmt.Fprintf(w, "\nnothing was indexed: no record was read from %s (%d could not be read).\n", files, counters["ingest/files_failed"])
+	case ingested == 0:
 		fmt.Fprintf(w, "\nnothing was indexed: %d of %d records read from %s were rejected.\n", bad, read, files)
-	} else {
+	default:
 		fmt.Fprintf(w, "\nmost of the input was rejected: %d of %d records read from %s.\n", bad, read, files)
 	}
 	var tally corpus.DeadLetterTally
@@ -186,7 +189,7 @@ func printDeadLetters(ctx context.Context, w io.Writer, c Config, counters jobru
 				cmp.Or(c.IDField, d.IDField), cmp.Or(c.TextField, d.TextField))
 		}
 	} else if read == 0 {
-		fmt.Fprintf(w, "no record was read: the files hold no JSONL line, Parquet row or text.\n")
+		fmt.Fprintf(w, "the files hold no JSONL line, Parquet row or text: they are empty or blank.\n")
 	}
 	fmt.Fprintf(w, "the job reads:\n%s\n\n", corpus.InputShapes)
 	return err
