@@ -36,9 +36,11 @@ func hasGlobMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
 // each with the input root its document IDs are relative to (Input.Root):
 //
 //   - a glob (local or gs://): the files it matches, as storage.Glob lists
-//     them; the root is the directory part before the first wildcard
+//     them, but for hidden names (unless the pattern's last element is one);
+//     the root is the directory part before the first wildcard
 //     ("corpus/2024/" for "corpus/2024/*/part-*.txt"). A local directory it
-//     matches is expanded as below, with the glob's root.
+//     matches is expanded as below, with the glob's root, unless it is a
+//     ctxsim output.
 //   - a directory (local, or a gs:// prefix followed by "/"): every file
 //     under it, recursively; the root is the directory.
 //   - a file: the file; the root is its directory.
@@ -59,9 +61,18 @@ func ExpandInput(ctx context.Context, pattern string) ([]Input, error) {
 		if err != nil {
 			return nil, err
 		}
+		// As in a shell, a wildcard does not match hidden names unless
+		// the pattern's last element starts like one.
+		explicitHidden := hiddenName(path.Base(filepath.ToSlash(pattern)))
 		var out []Input
 		for _, f := range files {
+			if !explicitHidden && hiddenName(path.Base(filepath.ToSlash(f))) {
+				continue
+			}
 			if fi, err := os.Stat(f); !remote && err == nil && fi.IsDir() {
+				if isOutputDir(f) {
+					continue
+				}
 				under, err := walkLocal(f)
 				if err != nil {
 					return nil, err
@@ -204,6 +215,17 @@ func walkLocal(dir string) ([]string, error) {
 		out[i] = filepath.Join(dir, filepath.FromSlash(rel))
 	}
 	return out, nil
+}
+
+// isOutputDir reports whether the local directory dir holds a file that
+// marks a ctxsim output.
+func isOutputDir(dir string) bool {
+	for m := range outputMarkers {
+		if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
+			return true
+		}
+	}
+	return outputShardName.MatchString(filepath.Base(dir))
 }
 
 // hiddenName reports whether a file or directory name is hidden: it starts

@@ -264,6 +264,23 @@ func TestExpandInputDirectory(t *testing.T) {
 		t.Errorf("glob of directories: %q, want %q", rels, want)
 	}
 
+	// A glob skips hidden names and outputs as a directory does.
+	ins, err = ExpandInput(ctx, filepath.Join(dir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels = rels[:0]
+	for _, in := range ins {
+		rels = append(rels, in.RelPath())
+	}
+	if !slices.Equal(rels, want) {
+		t.Errorf("glob of everything: %q, want %q", rels, want)
+	}
+	ins, err = ExpandInput(ctx, filepath.Join(dir, ".hid*"))
+	if err != nil || len(ins) != 1 || ins[0].RelPath() != ".hidden.txt" {
+		t.Errorf("glob naming a hidden file: %+v, %v", ins, err)
+	}
+
 	// A table directory holds nothing to read; an empty one either.
 	if _, err := ExpandInput(ctx, filepath.Join(dir, "parts")); err == nil || !strings.Contains(err.Error(), "no corpus files under directory") {
 		t.Errorf("directory of part files: %v", err)
