@@ -32,6 +32,31 @@ func LoadStore(ctx context.Context, pattern string) (*method.Store, error) {
 	return st, nil
 }
 
+// CheckCorpus returns an error unless the chunks of st, read from the
+// chunks table chunks, are the corpus of the index ix, in dir
+// (retrieval.Meta.CheckChunks).
+func CheckCorpus(ix *retrieval.Index, dir string, st *method.Store, chunks string) error {
+	var f retrieval.Fingerprint
+	for i := range st.Len() {
+		f.AddID(st.ChunkIDAt(i)) // the store holds each ID once
+	}
+	return ix.Meta.CheckChunks(dir, chunks, f)
+}
+
+// openIndex opens the index in dir, local or remote, and checks that it
+// holds the chunks of st, read from the chunks table chunks.
+func openIndex(ctx context.Context, dir string, st *method.Store, chunks string) (*retrieval.Index, error) {
+	ix, err := retrieval.OpenAt(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckCorpus(ix, dir, st, chunks); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
 // LoadModels loads the models in dir, local or remote (fetched into the
 // local cache first).
 func LoadModels(ctx context.Context, dir string) (*method.Models, error) {
@@ -102,7 +127,8 @@ type resEntry struct {
 
 // Open returns the resources at p, loading them once per process: every
 // DoFn instance of a worker shares one store, one set of models (with
-// their caches) and one open index.
+// their caches) and one open index. An index whose corpus is not the
+// chunks table's (CheckCorpus) is an error naming both.
 func Open(ctx context.Context, p Paths) (*Resources, error) {
 	resMu.Lock()
 	e, ok := res[p]
@@ -111,55 +137,55 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 		res[p] = e
 	}
 	resMu.Unlock()
-	e.once.Do(func() {
-		st, err := LoadStore(ctx, p.Chunks)
-		if err != nil {
-			e.err = err
-			return
-		}
-		if p.Models == "" {
-			// No models: an engine that scores nothing, for the
-			// lexical labeler.
-			m := &method.Models{}
-			eng, err := m.Engine(st)
-			e.r, e.err = &Resources{Engine: eng, Models: m}, err
-			if err == nil && p.Index != "" {
-				e.r.Index, e.err = retrieval.OpenAt(ctx, p.Index)
-			}
-			return
-		}
-		m, err := LoadModels(ctx, p.Models)
-		if err != nil {
-			e.err = err
-			return
-		}
-		if m.Gen != nil {
-			if err := m.Gen.SetPrecision(p.GenPrecision); err != nil {
-				e.err = fmt.Errorf("models %s: %w", p.Models, err)
-				return
-			}
-		}
-		eng, err := m.Engine(st)
-		if err != nil {
-			e.err = err
-			return
-		}
-		r := &Resources{Engine: eng, Models: m}
-		if p.Vectors != "" {
-			if _, err = LoadVectors(ctx, p.Vectors, eng); err != nil {
-				e.err = err
-				return
-			}
-		}
-		if p.Index != "" {
-			if r.Index, err = retrieval.OpenAt(ctx, p.Index); err != nil {
-				e.err = err
-				return
-			}
-		}
-		e.r = r
-	})
+	e.once.Do(func() { e.r, e.err = open(ctx, p) })
 	return e.r, e.err
+}
+
+// open loads the resources at p: the store, then the index (checked
+// against the store's chunks before anything slower is loaded), then the
+// models and their stored vectors.
+func open(ctx context.Context, p Paths) (_ *Resources, err error) {
+	st, err := LoadStore(ctx, p.Chunks)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resources{}
+	if p.Index != "" {
+		if r.Index, err = openIndex(ctx, p.Index, st, p.Chunks); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				r.Index.Close()
+			}
+		}()
+	}
+	if p.Models == "" {
+		// No models: an engine that scores nothing, for the lexical
+		// labeler.
+		r.Models = &method.Models{}
+		if r.Engine, err = r.Models.Engine(st); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	if r.Models, err = LoadModels(ctx, p.Models); err != nil {
+		return nil, err
+	}
+	if r.Models.Gen != nil {
+		if err := r.Models.Gen.SetPrecision(p.GenPrecision); err != nil {
+			return nil, fmt.Errorf("models %s: %w", p.Models, err)
+		}
+	}
+	if r.Engine, err = r.Models.Engine(st); err != nil {
+		return nil, err
+	}
+	if p.Vectors != "" {
+		if _, err := LoadVectors(ctx, p.Vectors, r.Engine); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 var (

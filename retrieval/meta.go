@@ -132,3 +132,17 @@ func ReadMeta(dir string) (Meta, error) {
 	}
 	return m, nil
 }
+
+// CheckChunks returns an error unless f, the fingerprint of the distinct
+// chunk IDs of the chunks table chunks (each added once, as the index job
+// indexes one chunk of each ID), is the corpus
+// fingerprint of this index, in dir: an index and a chunks table of
+// different corpora, or of different versions of one, give hits the table
+// does not hold, or hold chunks the index never returns.
+func (m *Meta) CheckChunks(dir, chunks string, f Fingerprint) error {
+	if f == m.Corpus {
+		return nil
+	}
+	return fmt.Errorf("index %s and chunks table %s are not of one corpus: the index holds %d chunks (corpus fingerprint %s), the table %d (%s); give the chunks table the index was built from (the index job's <output>/chunks beside <output>/index)",
+		dir, chunks, m.Corpus.Count, m.Corpus, f.Count, f)
+}

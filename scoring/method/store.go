@@ -101,6 +101,12 @@ func (st *Store) Text(k int32) string { return st.sents[k] }
 // ChunkIDAt returns the i-th chunk added.
 func (st *Store) ChunkIDAt(i int) string { return st.ids[i] }
 
+// Has reports whether the chunk with the given ID is stored.
+func (st *Store) Has(id string) bool {
+	_, ok := st.chunks[id]
+	return ok
+}
+
 // chunk returns a stored chunk.
 func (st *Store) chunk(id string) (storedChunk, bool) {
 	c, ok := st.chunks[id]

@@ -68,14 +68,14 @@ func ContextSets(s beam.Scope, cfg Config, retrievals beam.PCollection) (sets, d
 type contextSetFn struct {
 	Cfg Config
 
-	res                                  *resources.Resources
-	terms                                []string
-	termIdx                              []int
-	sets, empty, cands, reranked, ctxs   counter.Counter
-	missing, millis, genEvals, discPairs counter.Counter
-	ctxPairs                             counter.Counter
-	encoded                              counter.Counter
-	prog                                 *progress.Reporter
+	res                                *resources.Resources
+	terms                              []string
+	termIdx                            []int
+	sets, empty, cands, reranked, ctxs counter.Counter
+	millis, genEvals, discPairs        counter.Counter
+	ctxPairs                           counter.Counter
+	encoded                            counter.Counter
+	prog                               *progress.Reporter
 
 	// pending holds the bundle's sets being built, in arrival order (see
 	// ProcessElement).
@@ -111,7 +111,6 @@ func (f *contextSetFn) Setup(ctx context.Context) error {
 	f.cands = counter.New("harvest", "candidate_contexts")
 	f.reranked = counter.New("harvest", "reranked_contexts")
 	f.ctxs = counter.New("harvest", "selected_contexts")
-	f.missing = counter.New("harvest", "hits_missing_from_chunk_store")
 	f.millis = counter.New("harvest", "stage_ms_context_sets")
 	f.genEvals = counter.New("harvest", "gen_evals_context_sets")
 	f.discPairs = counter.New("harvest", "disc_pairs_context_sets")
@@ -163,6 +162,28 @@ func (f *contextSetFn) build(j *setJob) {
 	t0 := time.Now()
 	j.set, j.info = f.res.Engine.ContextSet(j.r.Text, j.hits, f.Cfg.Settings, sentenceSeed(f.Cfg.Seed, j.r.SentenceID))
 	j.took = time.Since(t0)
+	if j.info.MissingChunks > 0 {
+		j.err = f.missingChunks(j)
+	}
+}
+
+// missingChunks is the error of a context set some of whose hits are not
+// in the chunk store, naming the first of them. resources.Open refuses an
+// index whose corpus is not the chunks table's, so this takes a table
+// changed since it was opened, or two corpora whose fingerprints collide:
+// the job fails rather than build the set from the hits that are left.
+func (f *contextSetFn) missingChunks(j *setJob) error {
+	var ids []string
+	for _, h := range j.hits {
+		if !f.res.Engine.Store.Has(h.ChunkID) {
+			ids = append(ids, h.ChunkID)
+		}
+	}
+	if len(ids) > 3 {
+		ids = append(ids[:3], "…")
+	}
+	return fmt.Errorf("harvest: sentence %s: %d of its %d hits (%s) are not in the chunks table %s, though index %s returned them: the two are not of one corpus; give the chunks table the index was built from",
+		j.r.SentenceID, j.info.MissingChunks, len(j.hits), strings.Join(ids, ", "), f.Cfg.Paths.Chunks, f.Cfg.Paths.Index)
 }
 
 // flush emits the pending sets from the oldest on: those already done, and
@@ -198,7 +219,6 @@ func (f *contextSetFn) emitSet(ctx context.Context, j *setJob, emit func(schemas
 	r, set, info := j.r, j.set, j.info
 	f.cands.Inc(ctx, int64(info.Candidates))
 	f.reranked.Inc(ctx, int64(info.Reranked))
-	f.missing.Inc(ctx, int64(info.MissingChunks))
 	f.genEvals.Inc(ctx, info.Work.GenEvals)
 	f.discPairs.Inc(ctx, info.Work.DiscPairs)
 	f.ctxPairs.Inc(ctx, info.Work.CtxPairs)
@@ -208,8 +228,8 @@ func (f *contextSetFn) emitSet(ctx context.Context, j *setJob, emit func(schemas
 	if len(set) == 0 {
 		f.empty.Inc(ctx, 1)
 		emitDead(schemas.DeadLetter{Stage: "harvest", Source: r.SentenceID, Reason: ReasonNoContexts,
-			Detail: fmt.Sprintf("%d hits gave %d candidate contexts (%d chunks missing from the store)",
-				len(j.hits), info.Candidates, info.MissingChunks), Record: clip(r.Text, 200)})
+			Detail: fmt.Sprintf("%d hits gave %d candidate contexts", len(j.hits), info.Candidates),
+			Record: clip(r.Text, 200)})
 		return
 	}
 	out := schemas.ContextSet{SentenceID: r.SentenceID, Text: r.Text, Terms: f.terms,

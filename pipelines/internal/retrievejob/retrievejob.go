@@ -49,7 +49,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Sample, "sample", 1, "Fraction of sentences to query, chosen deterministically by ID.")
 	fs.IntVar(&c.FileShards, "parquet_shards", 4, "Number of files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 0, "After the run, print this many example retrievals (local output only).")
-	fs.StringVar(&c.Chunks, "chunks", "", "Glob of the chunks table, to print chunk text with -print.")
+	fs.StringVar(&c.Chunks, "chunks", "", "Glob of the chunks table, to print chunk text with -print; it must be the table of the index's corpus.")
 }
 
 // Ranges are the bounds of the job's numeric flags.
@@ -63,12 +63,18 @@ func Run(ctx context.Context, c Config) error {
 	if (c.Sentences == "") == (c.Queries == "") {
 		return fmt.Errorf("give exactly one of --sentences and --queries")
 	}
-	// Fail before starting the job if the index cannot be opened.
+	// Fail before starting the job if the index cannot be opened, or
+	// --chunks is not the table of its corpus.
 	ix, err := retrieval.OpenAt(ctx, c.Index)
 	if err != nil {
 		return err
 	}
 	ix.Close()
+	if c.Chunks != "" {
+		if err := checkChunks(ctx, ix.Meta, c.Index, c.Chunks); err != nil {
+			return err
+		}
+	}
 	abs := c.Index
 	if !storage.IsRemote(abs) {
 		if abs, err = filepath.Abs(abs); err != nil {
@@ -109,6 +115,24 @@ func Run(ctx context.Context, c Config) error {
 		return printExamples(ctx, c.Output+"/hits", c.Chunks, c.Print)
 	}
 	return nil
+}
+
+// checkChunks reads the chunk IDs of the chunks table chunks and checks
+// that they are the corpus of the index in dir, with metadata meta
+// (retrieval.Meta.CheckChunks).
+func checkChunks(ctx context.Context, meta retrieval.Meta, dir, chunks string) error {
+	var f retrieval.Fingerprint
+	seen := map[string]bool{}
+	if err := storage.ScanGlob(ctx, chunks, func(c schemas.Chunk) bool {
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			f.AddID(c.ID)
+		}
+		return true
+	}); err != nil {
+		return fmt.Errorf("chunks: %w", err)
+	}
+	return meta.CheckChunks(dir, chunks, f)
 }
 
 // printExamples prints n retrievals, each with its top chunks and, from
