@@ -26,6 +26,9 @@ import (
 )
 
 func init() {
+	// Registered so that the table's manifest names its record type: an
+	// unregistered type reaches the committing DoFn without its name.
+	beam.RegisterType(reflect.TypeOf(schemas.SentenceVector{}))
 	register.DoFn3x2[context.Context, int, func(*schemas.Sentence) bool, string, error](&encodeShardFn{})
 	register.Iter1[schemas.Sentence]()
 }
