@@ -70,7 +70,7 @@ type Config struct {
 // setting it to the flag's default, and the method flags with the preset
 // small as default.
 func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.STS, "sts", "", "STS TSV file, local or gs:// (required).")
+	fs.StringVar(&c.STS, "sts", "", "STS file with gold scores, local or gs:// (required): "+sts.Formats+".")
 	fs.StringVar(&c.Index, "index", "", "Index directory from the index job (required).")
 	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob from the index job (required).")
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job (required).")

@@ -50,9 +50,9 @@ func TestReadNeedsHeader(t *testing.T) {
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ body, want string }{
 		"pairs":  {"4.5\tA cat sat.\tA cat sits.\tx\n0.5\tDogs bark.\tRain falls.\tx\n3\tOne.\tTwo.\tx\n", "no header"},
-		"other":  {"gold\ta\tb\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
-		"spaces": {"score s1 s2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
-		"blank":  {"\nscore\ts1\ts2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want the header"},
+		"other":  {"gold\ta\tb\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want a TSV with the header"},
+		"spaces": {"score s1 s2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want a TSV with the header"},
+		"blank":  {"\nscore\ts1\ts2\n4.5\tA cat sat.\tA cat sits.\n0.5\tDogs bark.\tRain falls.\n", "want a TSV with the header"},
 	} {
 		p := filepath.Join(dir, name+".tsv")
 		os.WriteFile(p, []byte(tc.body), 0o644)
@@ -67,5 +67,38 @@ func TestReadNeedsHeader(t *testing.T) {
 	os.WriteFile(p, []byte("\uFEFFScore\t s1 \tS2\tgenre\textra\n4.5\tA cat sat.\tA cat sits.\tx\ty\n0.5\tDogs bark.\tRain falls.\tx\ty\n"), 0o644)
 	if ps, err := Read(context.Background(), p); err != nil || len(ps) != 2 || ps[0].Gold != 4.5 {
 		t.Errorf("a header with a byte order mark: %+v, %v", ps, err)
+	}
+}
+
+// The layouts STS files come in: the STS Benchmark's own sts-*.csv
+// (tab-separated, no header, quotation marks that are text), the
+// sentence-transformers/stsb CSV (quoted fields, columns by name, in any
+// order) and SICK's tab-separated file with its own column names.
+func TestReadLayouts(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"stsbenchmark.csv": "main-captions\tMSRvid\t2012test\t0000\t4.5\t\"A cat\" sat.\tA cat sits.\n" +
+			"main-news\tnews\t2015\t0001\t0.5\tDogs bark.\tRain falls.\tsource\textra\n",
+		"hf.csv":    "sentence1,sentence2,score\n\"\"\"A cat\"\" sat.\",A cat sits.,0.9\nDogs bark.,\"Rain, then falls.\",0.1\n",
+		"order.csv": "score,sentence2,sentence1\n0.9,A cat sits.,\"\"\"A cat\"\" sat.\"\n0.1,\"Rain, then falls.\",Dogs bark.\n",
+		"sick.txt": "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n" +
+			"1\t\"A cat\" sat.\tA cat sits.\t4.5\tENTAILMENT\n2\tDogs bark.\tRain falls.\t1.5\tNEUTRAL\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		ps, err := Read(context.Background(), p)
+		if err != nil || len(ps) != 2 {
+			t.Errorf("%s: Read = %+v, %v", name, ps, err)
+			continue
+		}
+		if ps[0].S1 != `"A cat" sat.` || ps[0].S2 != "A cat sits." || !strings.HasPrefix(ps[1].S2, "Rain") || !(ps[0].Gold > ps[1].Gold) {
+			t.Errorf("%s: read %+v", name, ps)
+		}
+	}
+	// A malformed line of a headerless STS Benchmark file names its line.
+	p := filepath.Join(dir, "short.csv")
+	os.WriteFile(p, []byte("main-captions\tMSRvid\t2012test\t0000\t4.5\tA.\tB.\nmain\tx\t2012\t1\t3\tC.\n"), 0o644)
+	if _, err := Read(context.Background(), p); err == nil || !strings.Contains(err.Error(), p+":2: ") {
+		t.Errorf("short line: %v", err)
 	}
 }

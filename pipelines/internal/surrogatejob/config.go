@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 
@@ -95,7 +96,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.MaxPairs, "max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
 	fs.Float64Var(&c.Threshold, "threshold", 0.5, "contrastive and multisim: pairs labelled at least this are positives.")
 	fs.Float64Var(&c.TopQuantile, "top_quantile", 0, "contrastive and multisim: if positive, the top fraction of each batch by label are the positives instead of --threshold.")
-	fs.StringVar(&c.STS, "sts", "", "STS TSV (header; columns score, s1, s2) to evaluate on, local or gs:// (optional).")
+	fs.StringVar(&c.STS, "sts", "", "STS file with gold scores to evaluate on, local or gs:// (optional): "+sts.Formats+".")
 	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")
 	fs.IntVar(&c.STSPairs, "sts_pairs", 0, "Evaluate on N STS pairs spread evenly over the file, as bin/evaluate --pairs=N picks them (0: all).")
 	fs.StringVar(&c.Origin, "origin", "", "Comma-separated bin/evaluate output directories whose Origin rows join the table; their STS pairs must be the ones evaluated here.")
