@@ -40,6 +40,9 @@ type BuildOptions struct {
 	Unigrams bool
 	// BatchSize is the number of chunks per bleve batch; 0 means 1000.
 	BatchSize int
+	// RunID names the run that builds the index, recorded in its metadata
+	// (Meta.RunID) so that a run that fails can withdraw it.
+	RunID string
 }
 
 // ErrDuplicateChunk is returned by ShardWriter.Add for a chunk ID already
@@ -327,6 +330,7 @@ func MetaOf(shards []ShardMeta, opts BuildOptions, chunking string) (Meta, error
 		NumShards:     n,
 		Chunking:      chunking,
 		Shards:        make([]Fingerprint, n),
+		RunID:         opts.RunID,
 	}
 	for i, sm := range shards {
 		if sm.Shard != i || sm.NumShards != n || sm.Unigrams != opts.Unigrams {

@@ -32,6 +32,11 @@ type Meta struct {
 	// ShardFiles holds each shard's files with their sizes and checksums
 	// (ShardMeta.Files), checked by Open.
 	ShardFiles []map[string]string `json:"shard_files,omitempty"`
+	// RunID names the run that wrote the metadata (storage.RunID of the
+	// job that built or updated the index). It is not part of the
+	// index's identity (ID): a failed run removes the metadata it wrote
+	// (storage.RemoveRunManifests), so its index reads as incomplete.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // ID returns a short identifier of the index's content and analysis, for

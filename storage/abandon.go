@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 )
@@ -22,13 +24,18 @@ func errAbandoned(dir string) error {
 	return fmt.Errorf("%s: the run has failed; the table is not committed", dir)
 }
 
+// indexMetaName is the file that completes a chunk index
+// (retrieval.MetaFile), naming the run that wrote it.
+const indexMetaName = "ctxsim-index.json"
+
 // maxManifestDepth bounds how deep under an output directory
 // RemoveRunManifests looks (a refresh root holds
 // versions/vNNNNNN/corpus/sentences/_manifest.json).
 const maxManifestDepth = 5
 
 // RemoveRunManifests removes, under dir (local or gs://), every table
-// manifest that names run as its writer, so that a failed run leaves no
+// manifest that names run as its writer, and every chunk index's metadata
+// file that does, so that a failed run leaves no
 // table that claims to be complete: its part files, with no manifest, are
 // refused by every reader as the remains of a run that did not finish.
 // Tables of other runs are left alone. It returns the manifests removed.
@@ -59,7 +66,40 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 			}
 			removed = append(removed, p)
 		}
+		metas, err := fs.List(ctx, join(pattern, indexMetaName))
+		if err != nil {
+			return removed, err
+		}
+		for _, p := range metas {
+			b, err := readAll(ctx, fs, p)
+			if err != nil {
+				if ctx.Err() != nil || unreachable(err) {
+					return removed, err
+				}
+				continue
+			}
+			var m struct {
+				RunID string `json:"run_id"`
+			}
+			if json.Unmarshal(b, &m) != nil || m.RunID != run {
+				continue // another run's index (or one that names none)
+			}
+			if err := fs.Remove(ctx, p); err != nil {
+				return removed, fmt.Errorf("remove %s: %w", p, err)
+			}
+			removed = append(removed, p)
+		}
 		pattern = join(pattern, "*")
 	}
 	return removed, nil
+}
+
+// readAll reads the whole file name of fs.
+func readAll(ctx context.Context, fs FS, name string) ([]byte, error) {
+	r, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }

@@ -61,3 +61,36 @@ func TestAbandonedRunCommitsNothing(t *testing.T) {
 		t.Fatalf("a failed run committed its table: %v", err)
 	}
 }
+
+// A chunk index's metadata file names the run that wrote it: the failed
+// run's is removed (its index then reads as incomplete), another run's and
+// one naming no run are kept.
+func TestRemoveRunIndexMeta(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	write := func(dir, body string) string {
+		p := filepath.Join(root, dir, indexMetaName)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mine := write("index", `{"schema_version":"x","run_id":"r1"}`)
+	deep := write("versions/v000002/corpus/index", `{"run_id":"r1"}`)
+	other := write("versions/v000001/corpus/index", `{"run_id":"r0"}`)
+	old := write("old/index", `{"schema_version":"x"}`)
+	removed, err := RemoveRunManifests(ctx, root, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	if want := []string{mine, deep}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want %v", removed, want)
+	}
+	for _, p := range []string{other, old} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}

@@ -255,6 +255,11 @@ func TestBadFlagsAndEmptyInput(t *testing.T) {
 		if l := firstLine(stderr); code == 0 || !(strings.Contains(l, "no documents") || strings.Contains(l, "no corpus files")) {
 			t.Errorf("index of %s: exit %d: %q", in, code, l)
 		}
+		// The failed run leaves no index that opens: its metadata, the
+		// file that completes an index, is withdrawn with the manifests.
+		if _, err := os.Stat(filepath.Join(tmp, "e", "index", "ctxsim-index.json")); !os.IsNotExist(err) {
+			t.Errorf("index of %s failed but left its index metadata (%v)", in, err)
+		}
 	}
 	run(t, "index", "--input="+empty, "--output="+filepath.Join(tmp, "e2"), "--allow_empty")
 }

@@ -50,6 +50,8 @@ type BuildConfig struct {
 	Unigrams bool
 	// Chunking describes how chunks were cut, recorded in the metadata.
 	Chunking string
+	// RunID is recorded in the metadata; empty means storage.RunID().
+	RunID string
 }
 
 // Build indexes chunks into cfg.NumShards shards under cfg.Dir. It returns
@@ -60,10 +62,13 @@ func Build(s beam.Scope, cfg BuildConfig, chunks beam.PCollection) (meta, dead b
 	if cfg.NumShards <= 0 {
 		cfg.NumShards = 1
 	}
+	if cfg.RunID == "" {
+		cfg.RunID = storage.RunID()
+	}
 	keyed := beam.ParDo(s, &keyByShardFn{NumShards: cfg.NumShards}, chunks)
 	shards, dead := beam.ParDo2(s, &buildShardFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams},
 		beam.GroupByKey(s, keyed))
-	meta = beam.ParDo(s, &finalizeFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams, Chunking: cfg.Chunking},
+	meta = beam.ParDo(s, &finalizeFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams, Chunking: cfg.Chunking, RunID: cfg.RunID},
 		beam.Impulse(s), beam.SideInput{Input: shards})
 	return meta, dead
 }
@@ -155,10 +160,11 @@ type finalizeFn struct {
 	NumShards int
 	Unigrams  bool
 	Chunking  string
+	RunID     string
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*string) bool) (string, error) {
-	opts := retrieval.BuildOptions{Unigrams: f.Unigrams}
+	opts := retrieval.BuildOptions{Unigrams: f.Unigrams, RunID: f.RunID}
 	if !storage.IsRemote(f.Dir) {
 		var s string
 		for shards(&s) {

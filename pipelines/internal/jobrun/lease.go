@@ -107,7 +107,7 @@ func Abandon(ctx context.Context, job string) {
 				job, d, err)
 		}
 		if len(removed) > 0 {
-			fmt.Fprintf(os.Stderr, "%s: the run failed; removed the %d table manifests it had written (%s), so its partial output reads as unfinished\n",
+			fmt.Fprintf(os.Stderr, "%s: the run failed; removed the %d table manifests and index metadata files it had written (%s), so its partial output reads as unfinished\n",
 				job, len(removed), strings.Join(removed, ", "))
 		}
 		if err := removeRunSummary(ctx, d); err != nil {

@@ -402,7 +402,7 @@ func updateIndex(ctx context.Context, root versions.Root, pm *Manifest, corpusDi
 		}
 		parent = pidx
 	}
-	u, err := retrieval.Update(local, parent, parentIDs, chunks, c.Shards, retrieval.BuildOptions{Unigrams: true},
+	u, err := retrieval.Update(local, parent, parentIDs, chunks, c.Shards, retrieval.BuildOptions{Unigrams: true, RunID: storage.RunID()},
 		fmt.Sprintf("size=%d,stride=%d", corpus.DefaultChunkSize, corpus.DefaultChunkStride))
 	if err != nil {
 		return err
