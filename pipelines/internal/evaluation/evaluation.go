@@ -532,32 +532,38 @@ func (o *Output) Verdict() []report.Finding {
 	if first == nil {
 		return nil
 	}
-	compare := func(subject string, v float64) report.Finding {
+	compare := func(subject string, v float64, isLabel bool) report.Finding {
 		level := report.Good
-		var parts []string
+		rel := map[string][]string{}
 		for _, b := range baselineNames {
 			bv, ok := base[b.key]
 			if !ok {
 				continue
 			}
-			rel := "above"
+			k := "above"
 			switch {
 			case v < bv:
-				rel = "below"
+				k = "below"
 				if b.key == "tfidf_stem" || b.key == "ctx_cosine" {
 					level = report.Warn
 				}
 			case v == bv:
-				rel = "level with"
+				k = "level with"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%.1f)", rel, b.name, bv))
+			rel[k] = append(rel[k], fmt.Sprintf("%s (%.1f)", b.name, bv))
+		}
+		var parts []string
+		for _, k := range []string{"below", "level with", "above"} {
+			if len(rel[k]) > 0 {
+				parts = append(parts, k+" "+joinAnd(rel[k]))
+			}
 		}
 		text := fmt.Sprintf("%s scores %.1f Spearman ×100 on these %d pairs", subject, v, len(o.Gold))
 		if len(parts) > 0 {
-			text += ": " + joinAnd(parts)
+			text += ": " + strings.Join(parts, "; ")
 		}
 		text += "."
-		if level == report.Warn {
+		if level == report.Warn && isLabel {
 			text += " It does not clear the bar: below a baseline, the labels are not worth their cost."
 		}
 		return report.Finding{Level: level, Text: text}
@@ -568,10 +574,10 @@ func (o *Output) Verdict() []report.Finding {
 		name = "the configured settings"
 	}
 	if first.Labeler != method.LabelerOrigin {
-		out = append(out, compare(fmt.Sprintf("The harvested label (%s, %s labeler)", name, first.Labeler), first.Spearman100))
-		out = append(out, compare(fmt.Sprintf("Eq. 4 alone (%s, the context signal without the %s rule)", name, first.Labeler), *first.Eq4Spearman100))
+		out = append(out, compare(fmt.Sprintf("The harvested label (%s, %s labeler)", name, first.Labeler), first.Spearman100, true))
+		out = append(out, compare(fmt.Sprintf("Eq. 4 alone (%s, the context signal without the %s rule)", name, first.Labeler), *first.Eq4Spearman100, false))
 	} else {
-		out = append(out, compare(fmt.Sprintf("The harvested label (%s: Eq. 4 alone)", name), first.Spearman100))
+		out = append(out, compare(fmt.Sprintf("The harvested label (%s: Eq. 4 alone)", name), first.Spearman100, true))
 	}
 	if n := len(o.Gold); n > 3 {
 		r := math.Max(-0.999, math.Min(0.999, first.Spearman100/100))

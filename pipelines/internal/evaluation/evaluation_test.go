@@ -76,11 +76,18 @@ func TestVerdictAndReport(t *testing.T) {
 	v := o.Verdict()
 	if len(v) != 3 || v[0].Level != "warn" || !strings.Contains(v[0].Text,
 		"The harvested label (the configured settings, hybrid labeler) scores 74.7 Spearman ×100 on these 150 pairs: below the stemmed "+
-			"TF-IDF baseline (77.1), below the unigram TF-IDF baseline (75.2) and below the context model's own cosine (77.6).") {
+			"TF-IDF baseline (77.1), the unigram TF-IDF baseline (75.2) and the context model's own cosine (77.6). It does not clear the bar") {
 		t.Fatalf("verdict %+v", v)
 	}
 	if !strings.Contains(v[1].Text, "Eq. 4 alone") || !strings.Contains(v[2].Text, "On 150 pairs") {
 		t.Fatalf("verdict %+v", v)
+	}
+	if strings.Contains(v[1].Text, "clear the bar") {
+		t.Fatalf("Eq. 4 alone judged as the label: %s", v[1].Text)
+	}
+	o.Results[3].Spearman100 = 76
+	if v := o.Verdict(); !strings.Contains(v[0].Text, "below the stemmed TF-IDF baseline (77.1) and the context model's own cosine (77.6); above the unigram TF-IDF baseline (75.2).") {
+		t.Fatalf("verdict between the baselines: %+v", v[0])
 	}
 	o.Results[3].Spearman100 = 80
 	if v := o.Verdict(); v[0].Level != "good" || !strings.Contains(v[0].Text, "above the stemmed TF-IDF baseline (77.1)") {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -119,7 +120,11 @@ func Harvest(in HarvestInput) (*Report, error) {
 			fmt.Sprint(s.GenEvals[st]), fmt.Sprint(s.CtxPairs[st])})
 	}
 	r.Table([]string{"stage", "worker seconds", "generative evaluations", "context-model scores"}, stageRows)
-	r.Pre("settings: " + string(s.Settings))
+	var compact bytes.Buffer
+	if json.Compact(&compact, s.Settings) != nil {
+		compact.Write(s.Settings)
+	}
+	r.Pre("settings: " + compact.String())
 
 	if in.Reuse != nil {
 		reuseSection(r, in.Reuse)
@@ -187,15 +192,8 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 
 func setSections(r *Report, in HarvestInput) error {
 	r.Heading("Context sets")
-	var sizes []float64
-	for _, cs := range in.Sets {
-		sizes = append(sizes, float64(len(cs.Contexts)))
-	}
-	hi := 1.0
-	for _, x := range sizes {
-		hi = math.Max(hi, x+1)
-	}
-	p, err := Histograms("|C_s| distribution", "|C_s|", nil, map[string][]float64{"context sets": sizes}, 0, hi, min(40, int(hi)))
+	labels, counts := sizeBins(in.Sets)
+	p, err := Bars("|C_s| distribution", "|C_s|", "context sets", labels, counts)
 	if err != nil {
 		return err
 	}
@@ -238,6 +236,32 @@ func setSections(r *Report, in HarvestInput) error {
 		r.Table([]string{"rank", "S", "terms", "c_{i-1} (left)", "s", "c_{i+1} (right)"}, rows)
 	}
 	return nil
+}
+
+// sizeBins counts the context sets by size |C_s|: one bin per size up to
+// 60, else 40 bins of equal width, labelled by their range.
+func sizeBins(sets []schemas.ContextSet) (labels []string, counts []float64) {
+	hi := 0
+	for _, cs := range sets {
+		hi = max(hi, len(cs.Contexts))
+	}
+	width := 1
+	if hi > 60 {
+		width = (hi + 40) / 40
+	}
+	n := hi/width + 1
+	counts = make([]float64, n)
+	for _, cs := range sets {
+		counts[len(cs.Contexts)/width]++
+	}
+	for i := range n {
+		if width == 1 {
+			labels = append(labels, fmt.Sprint(i))
+		} else {
+			labels = append(labels, fmt.Sprintf("%d–%d", i*width, (i+1)*width-1))
+		}
+	}
+	return labels, counts
 }
 
 // ShownSets returns the context sets a harvest report shows in full

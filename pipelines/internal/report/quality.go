@@ -107,7 +107,10 @@ func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler
 		v := labels[name]
 		st := StratumStats{Name: name, Pairs: len(v), Q1: quantile(v, .25), Median: quantile(v, .5), Q3: quantile(v, .75),
 			ContextMedian: quantile(ctx[name], .5), LexicalMedian: quantile(lex[name], .5),
-			AboveRandom: aboveShare(v, labels["random"]), LexicalZero: math.NaN()}
+			AboveRandom: math.NaN(), LexicalZero: math.NaN()}
+		if name != "random" {
+			st.AboveRandom = aboveShare(v, labels["random"])
+		}
 		if len(v) > 0 {
 			st.LexicalZero = float64(zero[name]) / float64(len(v))
 		}

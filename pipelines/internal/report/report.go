@@ -360,10 +360,18 @@ func Histograms(title, xLabel string, names []string, groups map[string][]float6
 }
 
 // Boxes is a box plot of each group's values, groups in the given order and
-// coloured by their place in names.
+// coloured by their place in names, each labelled with its size when the
+// sizes differ.
 func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*plot.Plot, error) {
 	p := newPlot(title, "", yLabel)
 	var shown []string
+	// Counts label the boxes when they differ.
+	sizes := map[int]bool{}
+	for _, name := range names {
+		if n := len(groups[name]); n > 0 {
+			sizes[n] = true
+		}
+	}
 	for i, name := range names {
 		vs := groups[name]
 		if len(vs) == 0 {
@@ -375,7 +383,10 @@ func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*
 		}
 		b.FillColor = palette[i%len(palette)]
 		p.Add(b)
-		shown = append(shown, fmt.Sprintf("%s (%d)", name, len(vs)))
+		if len(sizes) > 1 {
+			name = fmt.Sprintf("%s (%d)", name, len(vs))
+		}
+		shown = append(shown, name)
 	}
 	p.NominalX(shown...)
 	return p, nil

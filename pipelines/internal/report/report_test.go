@@ -126,6 +126,19 @@ func TestExamplesAndShownSets(t *testing.T) {
 	}
 }
 
+func TestSizeBins(t *testing.T) {
+	sets := make([]schemas.ContextSet, 3)
+	sets[1].Contexts = make([]schemas.ScoredContext, 2)
+	sets[2].Contexts = make([]schemas.ScoredContext, 2)
+	if l, c := sizeBins(sets); fmt.Sprint(l, c) != "[0 1 2] [1 0 2]" {
+		t.Errorf("bins %v %v", l, c)
+	}
+	sets[2].Contexts = make([]schemas.ScoredContext, 500)
+	if l, c := sizeBins(sets); len(l) != 39 || l[0] != "0–12" || c[0] != 2 || c[38] != 1 {
+		t.Errorf("bins %v %v", l, c)
+	}
+}
+
 func TestEvaluateCommand(t *testing.T) {
 	st, _ := method.Preset("demo")
 	st.TopK = 60
@@ -139,7 +152,15 @@ func TestHarvestReport(t *testing.T) {
 	st, _ := method.Preset("demo")
 	summary := fmt.Sprintf(`{"settings": %s, "pairs_by_stratum": {"near": 50, "mid": 50, "far": 50, "random": 50},
 		"pair_sampler": {"NearRank": 5, "MidRank": 20, "Neighbours": 60, "Quota": [2, 2, 2, 2]}}`, mustJSON(st))
-	r, err := Harvest(HarvestInput{Title: "t", Output: "out", Summary: []byte(summary),
+	var sets []schemas.ContextSet
+	for i := range 30 {
+		cs := schemas.ContextSet{SentenceID: fmt.Sprint("s", i), Text: "a sentence"}
+		for k := range i % 9 {
+			cs.Contexts = append(cs.Contexts, schemas.ScoredContext{ChunkID: "c", Score: float32(10 - k)})
+		}
+		sets = append(sets, cs)
+	}
+	r, err := Harvest(HarvestInput{Title: "t", Output: "out", Summary: []byte(summary), Sets: sets,
 		Pairs: pairsOf(map[string]float64{"near": 0.05, "mid": 0.04, "far": 0.03, "random": 0.02}, 50, 0.3, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +177,8 @@ func TestHarvestReport(t *testing.T) {
 		t.Error("the quality panel is not at the top")
 	}
 	imgs := regexp.MustCompile(`src="data:image/svg\+xml;base64,([^"]+)"`).FindAllStringSubmatch(page, -1)
-	if len(imgs) != 3 || r.Images() != 3 {
-		t.Fatalf("%d SVG images (%d counted), want 3", len(imgs), r.Images())
+	if len(imgs) != 4 || r.Images() != 4 {
+		t.Fatalf("%d SVG images (%d counted), want 4", len(imgs), r.Images())
 	}
 	svg, err := base64.StdEncoding.DecodeString(imgs[0][1])
 	if err != nil {
