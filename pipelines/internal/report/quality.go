@@ -147,13 +147,19 @@ func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler
 	for _, st := range present {
 		medians = append(medians, fmt.Sprintf("%s %+.3f", st.Name, st.Median))
 	}
+	// Every closer stratum should be above every farther one; adjacent
+	// ones should be apart.
 	var wrong, close []string
+	for i := range present {
+		for j := i + 1; j < len(present); j++ {
+			if a, b := present[i], present[j]; a.Median < b.Median {
+				wrong = append(wrong, fmt.Sprintf("%s (%+.3f) is below %s (%+.3f)", a.Name, a.Median, b.Name, b.Median))
+			}
+		}
+	}
 	for i := 1; i < len(present); i++ {
 		a, b := present[i-1], present[i]
-		switch d := a.Median - b.Median; {
-		case d < 0:
-			wrong = append(wrong, fmt.Sprintf("%s (%+.3f) is below %s (%+.3f)", a.Name, a.Median, b.Name, b.Median))
-		case d < minSeparation || a.Median < b.Q3 && b.Median > a.Q1 && d < (a.Q3-a.Q1)/4:
+		if d := a.Median - b.Median; d >= 0 && (d < minSeparation || a.Median < b.Q3 && b.Median > a.Q1 && d < (a.Q3-a.Q1)/4) {
 			close = append(close, fmt.Sprintf("%s and %s (%+.3f, %+.3f)", a.Name, b.Name, a.Median, b.Median))
 		}
 	}
@@ -165,7 +171,8 @@ func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler
 		switch {
 		case len(wrong) > 0:
 			warn = append(warn, Finding{Warn, "The strata are in the wrong order: " + strings.Join(wrong, "; ") +
-				". Pairs linked by a closer retrieval rank should get higher labels; here they do not."})
+				". Pairs linked by a closer retrieval rank should get higher labels; here they do not. Medians: " +
+				strings.Join(medians, ", ") + "."})
 		case hi-lo < 2*minSeparation*float64(len(present)-1):
 			warn = append(warn, Finding{Warn, fmt.Sprintf("The strata barely separate: their median labels span only %.3f (%s). "+
 				"The labels hardly tell pairs of related sentences from random ones.", hi-lo, strings.Join(medians, ", "))})

@@ -93,6 +93,11 @@ func TestAssessQuality(t *testing.T) {
 	if !strings.Contains(w, "wrong order") || !strings.Contains(w, "Stratum far has no pairs") {
 		t.Errorf("wrong order and an empty stratum: %s", w)
 	}
+	mixed := AssessQuality(pairsOf(map[string]float64{"near": 0.09, "mid": 0.063, "far": 0.009, "random": 0.064}, 50, 0.3, 0.3), counts, method.LabelerHybrid)
+	if w := findings(mixed, Warn); !strings.Contains(w, "mid (+0.063) is below random (+0.064); far (+0.009) is below random (+0.064)") ||
+		!strings.Contains(w, "Medians: near +0.090") {
+		t.Errorf("strata out of order beyond adjacent ones: %s", w)
+	}
 	if strings.Contains(w, "halved") {
 		t.Errorf("origin labeler warned of the lexical part: %s", w)
 	}
