@@ -119,7 +119,11 @@ func TestEvaluate(t *testing.T) {
 	if !strings.Contains(stdout, "Spearman x100") {
 		t.Fatalf("no table printed:\n%s", stdout)
 	}
-	checkReport(t, out+"/report.html", 3, "Origin (origin, Eq. 4 alone)", "TF-IDF cosine against the gold score")
+	checkReport(t, out+"/report.html", 4, "Verdict", "The harvested label (the configured settings, hybrid labeler) scores",
+		"Eq. 4 alone (configured) against the gold score", "Stemmed TF-IDF cosine against the gold score")
+	if !strings.Contains(stdout, "evaluate: The harvested label") {
+		t.Errorf("no verdict printed:\n%s", stdout)
+	}
 }
 
 // TestHarvest runs the harvest job end to end and checks its output, that
@@ -213,8 +217,10 @@ func TestHarvest(t *testing.T) {
 	if !strings.Contains(stdout, "report in "+outA+"/report.html") {
 		t.Fatalf("harvest did not print its report's path:\n%s", stdout)
 	}
-	checkReport(t, outA+"/report.html", 4, "Label histogram per stratum", "Pairs across the label range",
-		"c_{i-1} (left)", "projection to 100M labeled pairs")
+	checkReport(t, outA+"/report.html", 4, "Are the labels any good?", "Random pairs have a median label of",
+		"bin/evaluate --sts=../shared/data/eval/stsb-dev.tsv --index="+corpusOut+"/index", "--model="+model,
+		"Label histogram per stratum", "Pairs across the label range", "near, median", "c_{i-1} (left)",
+		"projection to 100M labeled pairs")
 
 	// Same inputs on one core, where the context sets are built one at a
 	// time (the first run built as many at once as the machine has cores):

@@ -55,6 +55,10 @@ func checkReport(t *testing.T, path string, minImages int, mustContain ...string
 	if n < minImages {
 		t.Fatalf("%s has %d images, want at least %d", path, n, minImages)
 	}
+	// Plots are SVG (they scale to the page's width without blurring).
+	if svg := strings.Count(page, `<img alt="`) - strings.Count(page, "data:image/png"); svg < minImages {
+		t.Errorf("%s has %d SVG plots, want at least %d", path, svg, minImages)
+	}
 	for _, s := range mustContain {
 		if !strings.Contains(page, s) {
 			t.Errorf("%s lacks %q", path, s)
@@ -74,8 +78,19 @@ func checkReport(t *testing.T, path string, minImages int, mustContain ...string
 	if m == nil || m[1] != m[2] || m[2] != strconv.Itoa(n) {
 		t.Fatalf("%s in Chromium: images loaded %v, want %d/%d", path, m, n, n)
 	}
+	if f := regexp.MustCompile(`data-images-fill="(\d+)/(\d+)"`).FindStringSubmatch(dom); f == nil || f[1] != f[2] {
+		t.Errorf("%s in Chromium: images filling their figure's width %v, want all %d", path, f, n)
+	}
+	// CTXSIM_REPORT_SHOTS names a directory to keep the screenshots in,
+	// to look at them.
 	shot := filepath.Join(t.TempDir(), "shot.png")
-	headless(t, bin, "--screenshot="+shot, "--window-size=1200,2000", "file://"+abs)
+	if dir := os.Getenv("CTXSIM_REPORT_SHOTS"); dir != "" {
+		shot = filepath.Join(dir, t.Name()+"-"+filepath.Base(filepath.Dir(abs))+".png")
+		if err := os.MkdirAll(filepath.Dir(shot), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	headless(t, bin, "--screenshot="+shot, "--window-size=1280,2400", "--hide-scrollbars", "file://"+abs)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)

@@ -119,6 +119,9 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	evaluation.Table(os.Stdout, out.Results)
+	for _, f := range out.Verdict() {
+		fmt.Printf("evaluate: %s\n", f.Text)
+	}
 	if err := c.writeResults(ctx, out, pairs, res, start); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
+	"gonum.org/v1/plot"
 )
 
 // VariantHelp describes the variants for a job's usage text.
@@ -456,6 +458,39 @@ func copyLambda(l map[string]float64) map[string]float64 {
 	return out
 }
 
+// DisplayName is how tables and reports name a result: the variant key
+// "origin" (the settings given, as --variants names it) reads "configured",
+// so that "origin" names only the labeler (Eq. 4 alone, the paper's).
+func DisplayName(name string) string {
+	if name == "origin" {
+		return "configured"
+	}
+	return name
+}
+
+// LabelerName is how tables and reports name a labeler.
+func LabelerName(labeler string) string {
+	switch labeler {
+	case method.LabelerOrigin:
+		return "Eq. 4 alone"
+	case method.LabelerHybrid:
+		return "hybrid"
+	case method.LabelerEnsemble:
+		return "ensemble"
+	case method.LabelerLexical:
+		return "lexical"
+	}
+	return labeler
+}
+
+// rowName is a result's name with its labeler, "configured (hybrid)".
+func rowName(r Result) string {
+	if r.Labeler == "" {
+		return DisplayName(r.Name)
+	}
+	return DisplayName(r.Name) + " (" + LabelerName(r.Labeler) + ")"
+}
+
 // Table writes the results as a table.
 func Table(w io.Writer, rs []Result) {
 	fmt.Fprintf(w, "%-28s %14s %12s %18s %6s %9s %9s %14s %12s %8s\n", "variant", "Spearman x100", "Eq. 4 alone",
@@ -465,36 +500,130 @@ func Table(w io.Writer, rs []Result) {
 			fmt.Fprintf(w, "%-28s %14.2f %12s %18s %6d\n", r.Name, r.Spearman100, "-", "-", r.Pairs)
 			continue
 		}
-		name := r.Name
-		if r.Labeler != "" {
-			name += " (" + r.Labeler + ")"
-		}
-		fmt.Fprintf(w, "%-28s %14.2f %12.2f %12.2f (%s) %6d %9.1f %9.1f %14.0f %12.0f %8.0f\n", name, r.Spearman100,
+		fmt.Fprintf(w, "%-28s %14.2f %12.2f %12.2f (%s) %6d %9.1f %9.1f %14.0f %12.0f %8.0f\n", rowName(r), r.Spearman100,
 			*r.Eq4Spearman100, *r.Eq4OtherSpearman100, r.OtherSimilarity[:3], r.Pairs, r.MeanSetSize, r.MeanContexts,
 			r.GenEvalsPair, r.CtxPairsPair, r.Seconds)
 	}
 }
 
-// Report builds the evaluation's report: the table of baselines and
-// variants, and the label of Origin (the first variant, Eq. 4 alone), of
-// its label under its labeler when that differs, and of the TF-IDF cosine
+// baselineNames are the baselines a verdict compares the label with, in
+// its order, as a sentence names them.
+var baselineNames = []struct{ key, name string }{
+	{"tfidf_stem", "the stemmed TF-IDF baseline"},
+	{"tfidf", "the unigram TF-IDF baseline"},
+	{"ctx_cosine", "the context model's own cosine"},
+	{"ctx_cosine+tfidf_stem", "the hybrid rule over the context model's cosine"},
+}
+
+// Verdict says in words how the first variant's label, and its Eq. 4
+// alone, compare with the baselines (below the stemmed TF-IDF baseline or
+// the context model's own cosine is a warning), and how far a Spearman on
+// this many pairs can be trusted. It is empty without a variant.
+func (o *Output) Verdict() []report.Finding {
+	var first *Result
+	base := map[string]float64{}
+	for i, r := range o.Results {
+		if r.Eq4Spearman100 == nil {
+			base[r.Name] = r.Spearman100
+		} else if first == nil {
+			first = &o.Results[i]
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	compare := func(subject string, v float64, isLabel bool) report.Finding {
+		level := report.Good
+		rel := map[string][]string{}
+		for _, b := range baselineNames {
+			bv, ok := base[b.key]
+			if !ok {
+				continue
+			}
+			k := "above"
+			switch {
+			case v < bv:
+				k = "below"
+				if b.key == "tfidf_stem" || b.key == "ctx_cosine" {
+					level = report.Warn
+				}
+			case v == bv:
+				k = "level with"
+			}
+			rel[k] = append(rel[k], fmt.Sprintf("%s (%.1f)", b.name, bv))
+		}
+		var parts []string
+		for _, k := range []string{"below", "level with", "above"} {
+			if len(rel[k]) > 0 {
+				parts = append(parts, k+" "+joinAnd(rel[k]))
+			}
+		}
+		text := fmt.Sprintf("%s scores %.1f Spearman ×100 on these %d pairs", subject, v, len(o.Gold))
+		if len(parts) > 0 {
+			text += ": " + strings.Join(parts, "; ")
+		}
+		text += "."
+		if level == report.Warn && isLabel {
+			text += " It does not clear the bar: below a baseline, the labels are not worth their cost."
+		}
+		return report.Finding{Level: level, Text: text}
+	}
+	var out []report.Finding
+	name := DisplayName(first.Name)
+	if name == "configured" {
+		name = "the configured settings"
+	}
+	if first.Labeler != method.LabelerOrigin {
+		out = append(out, compare(fmt.Sprintf("The harvested label (%s, %s labeler)", name, first.Labeler), first.Spearman100, true))
+		out = append(out, compare(fmt.Sprintf("Eq. 4 alone (%s, the context signal without the %s rule)", name, first.Labeler), *first.Eq4Spearman100, false))
+	} else {
+		out = append(out, compare(fmt.Sprintf("The harvested label (%s: Eq. 4 alone)", name), first.Spearman100, true))
+	}
+	if n := len(o.Gold); n > 3 {
+		r := math.Max(-0.999, math.Min(0.999, first.Spearman100/100))
+		z, se := math.Atanh(r), 1.06/math.Sqrt(float64(n-3))
+		half := 100 * (math.Tanh(z+1.96*se) - math.Tanh(z-1.96*se)) / 2
+		out = append(out, report.Finding{Level: report.Info, Text: fmt.Sprintf("On %d pairs a Spearman ×100 of %.1f is known to about ±%.1f "+
+			"(95%%, Fisher z): differences between rows smaller than that may not hold on other pairs; use more pairs (--pairs=0: "+
+			"the whole file) before drawing conclusions.", n, first.Spearman100, half)})
+	}
+	return out
+}
+
+// joinAnd joins parts as "a, b and c".
+func joinAnd(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// Report builds the evaluation's report: the verdict in words, the table
+// of baselines and variants, and the first variant's Eq. 4 alone, its
+// label under its labeler when that differs, and the TF-IDF baselines
 // plotted against the gold score.
 func (o *Output) Report(title, source string) (*report.Report, error) {
 	r := report.New(title)
+	if v := o.Verdict(); len(v) > 0 {
+		r.Callout("Verdict", v)
+	}
 	r.Text("STS file: %s, %d pairs. Spearman ×100 against the gold scores; each variant's label under its labeler, "+
-		"Eq. 4 alone (pure Origin) and Eq. 4 under the other similarity.", source, len(o.Gold))
+		"Eq. 4 alone and Eq. 4 under the other similarity. Rows without contexts are baselines. “configured” is the "+
+		"variant --variants calls origin: the settings given (--preset plus overrides). Labelers: Eq. 4 alone (labeler "+
+		"origin, the paper's), hybrid ((Eq. 4 + stemmed TF-IDF cosine)/2), ensemble (the mean of Eq. 4, that cosine and "+
+		"the context model's sentence-vector cosine).", source, len(o.Gold))
 	var rows [][]string
 	for _, x := range o.Results {
-		row := []string{x.Name, fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}
+		row := []string{DisplayName(x.Name), "baseline", fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}
 		if x.Eq4Spearman100 != nil {
-			row = []string{x.Name + " (" + x.Labeler + ")", fmt.Sprintf("%.2f", x.Spearman100),
+			row = []string{DisplayName(x.Name), LabelerName(x.Labeler), fmt.Sprintf("%.2f", x.Spearman100),
 				fmt.Sprintf("%.2f", *x.Eq4Spearman100), fmt.Sprintf("%.2f (%s)", *x.Eq4OtherSpearman100, x.OtherSimilarity),
 				fmt.Sprintf("%.1f", x.MeanContexts), fmt.Sprintf("%.0f", x.GenEvalsPair), fmt.Sprintf("%.0f", x.CtxPairsPair),
 				fmt.Sprintf("%.0f", x.Seconds)}
 		}
 		rows = append(rows, row)
 	}
-	r.Table([]string{"row", "Spearman ×100", "Eq. 4 alone", "Eq. 4, other similarity", "mean |C|", "gen. evals/pair",
+	r.Table([]string{"row", "labeler", "Spearman ×100", "Eq. 4 alone", "Eq. 4, other similarity", "mean |C|", "gen. evals/pair",
 		"ctx scores/pair", "seconds"}, rows)
 	col := func(name string) []float64 {
 		for i, c := range o.Columns {
@@ -517,23 +646,32 @@ func (o *Output) Report(title, source string) (*report.Report, error) {
 	}
 	var panels []panel
 	if first != nil {
-		panels = append(panels, panel{"Origin (" + first.Name + ", Eq. 4 alone)", first.Name + ":eq4", *first.Eq4Spearman100})
-		if first.Labeler == "hybrid" {
-			panels = append(panels, panel{"Hybrid (" + first.Name + ")", first.Name, first.Spearman100})
+		name := DisplayName(first.Name)
+		panels = append(panels, panel{"Eq. 4 alone (" + name + ")", first.Name + ":eq4", *first.Eq4Spearman100})
+		if first.Labeler != method.LabelerOrigin {
+			panels = append(panels, panel{"Label, " + LabelerName(first.Labeler) + " (" + name + ")", first.Name, first.Spearman100})
 		}
 	}
 	for _, x := range o.Results {
-		if x.Name == "tfidf" {
-			panels = append(panels, panel{"TF-IDF cosine", "tfidf", x.Spearman100})
+		switch x.Name {
+		case "tfidf_stem":
+			panels = append(panels, panel{"Stemmed TF-IDF cosine", x.Name, x.Spearman100})
+		case "ctx_cosine":
+			panels = append(panels, panel{"Context model's cosine", x.Name, x.Spearman100})
 		}
 	}
 	r.Heading("Labels against gold scores")
-	for _, p := range panels {
-		pl, err := report.Scatter(fmt.Sprintf("%s: Spearman ×100 = %.2f", p.name, p.sp), "gold score", "label", o.Gold, col(p.column))
-		if err != nil {
-			return nil, err
+	for i := 0; i < len(panels); i += 2 {
+		var plots []*plot.Plot
+		var alts []string
+		for _, p := range panels[i:min(i+2, len(panels))] {
+			pl, err := report.Scatter(fmt.Sprintf("%s: Spearman ×100 = %.2f", p.name, p.sp), "gold score", "prediction", o.Gold, col(p.column))
+			if err != nil {
+				return nil, err
+			}
+			plots, alts = append(plots, pl), append(alts, p.name+" against the gold score")
 		}
-		if err := r.Plot(pl, 6, 4.5, p.name+" against the gold score"); err != nil {
+		if err := r.PlotRow(plots, 2, 5.4, 4.2, alts); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/scoring/method"
@@ -56,5 +57,54 @@ func TestMakeVariants(t *testing.T) {
 	}
 	if e := vs[9].Settings; e.Labeler != method.LabelerEnsemble || e.Similarity != base.Similarity || e.SetSize != base.SetSize {
 		t.Fatalf("ensemble %+v", e)
+	}
+}
+
+func TestVerdictAndReport(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	n := 150
+	o := &Output{Gold: make([]float64, n), Columns: []string{"tfidf", "tfidf_stem", "ctx_cosine", "origin", "origin:eq4"}}
+	for i := range o.Gold {
+		o.Gold[i] = float64(i % 6)
+	}
+	for range o.Columns {
+		o.Pred = append(o.Pred, o.Gold)
+	}
+	o.Results = []Result{{Name: "tfidf", Spearman100: 75.2, Pairs: n}, {Name: "tfidf_stem", Spearman100: 77.1, Pairs: n},
+		{Name: "ctx_cosine", Spearman100: 77.6, Pairs: n},
+		{Name: "origin", Labeler: "hybrid", Spearman100: 74.7, Eq4Spearman100: f(60.2), Eq4OtherSpearman100: f(59), OtherSimilarity: "pearson", Pairs: n}}
+	v := o.Verdict()
+	if len(v) != 3 || v[0].Level != "warn" || !strings.Contains(v[0].Text,
+		"The harvested label (the configured settings, hybrid labeler) scores 74.7 Spearman ×100 on these 150 pairs: below the stemmed "+
+			"TF-IDF baseline (77.1), the unigram TF-IDF baseline (75.2) and the context model's own cosine (77.6). It does not clear the bar") {
+		t.Fatalf("verdict %+v", v)
+	}
+	if !strings.Contains(v[1].Text, "Eq. 4 alone") || !strings.Contains(v[2].Text, "On 150 pairs") {
+		t.Fatalf("verdict %+v", v)
+	}
+	if strings.Contains(v[1].Text, "clear the bar") {
+		t.Fatalf("Eq. 4 alone judged as the label: %s", v[1].Text)
+	}
+	o.Results[3].Spearman100 = 76
+	if v := o.Verdict(); !strings.Contains(v[0].Text, "below the stemmed TF-IDF baseline (77.1) and the context model's own cosine (77.6); above the unigram TF-IDF baseline (75.2).") {
+		t.Fatalf("verdict between the baselines: %+v", v[0])
+	}
+	o.Results[3].Spearman100 = 80
+	if v := o.Verdict(); v[0].Level != "good" || !strings.Contains(v[0].Text, "above the stemmed TF-IDF baseline (77.1)") {
+		t.Fatalf("verdict above the baselines: %+v", v[0])
+	}
+	r, err := o.Report("t", "sts.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(r.HTML())
+	if strings.Index(page, "Verdict") > strings.Index(page, "<table>") || strings.Contains(page, "Hybrid (origin)") ||
+		!strings.Contains(page, "Label, hybrid (configured)") || !strings.Contains(page, "Eq. 4 alone (configured)") || r.Images() != 4 {
+		t.Fatalf("report: verdict not first, or panels misnamed (%d images)", r.Images())
+	}
+	var b strings.Builder
+	Table(&b, o.Results)
+	if !strings.Contains(b.String(), "configured (hybrid)") {
+		t.Fatalf("table:\n%s", b.String())
 	}
 }

@@ -175,7 +175,8 @@ func Run(ctx context.Context, c Config) error {
 		sum.Labeled, sum.StrataLine(), time.Since(start).Round(time.Second), sum.CPUSecondsPerPair, sum.GenEvalsPerPair)
 	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
 		c.Output, c.Output, c.Output)
-	reportPath, err := jobrun.WriteHarvestReport(ctx, "ctxsim harvest: "+c.Output, c.Output, c.Chunks, b, nil)
+	reportPath, err := jobrun.WriteHarvestReportOf(ctx, "ctxsim harvest: "+c.Output, c.Output,
+		jobrun.HarvestInputs{Index: c.Index, Chunks: c.Chunks, Model: c.Model}, b, nil)
 	if err != nil {
 		return err
 	}

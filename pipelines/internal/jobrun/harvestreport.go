@@ -21,7 +21,22 @@ const (
 // chunks table (chunksGlob: its Parquet files), and returns the report's
 // path.
 func WriteHarvestReport(ctx context.Context, title, dir, chunksGlob string, summary []byte, reuse *report.ReuseInput) (string, error) {
-	in := report.HarvestInput{Title: title, Output: dir, Summary: summary, Reuse: reuse, ShowSets: 3}
+	return WriteHarvestReportOf(ctx, title, dir, HarvestInputs{Chunks: chunksGlob}, summary, reuse)
+}
+
+// HarvestInputs are the inputs of a harvest that its report names (in the
+// command that evaluates its labels); Chunks is also read for the text of
+// the contexts shown.
+type HarvestInputs struct {
+	Index, Chunks, Model string
+}
+
+// WriteHarvestReportOf is WriteHarvestReport for a harvest whose inputs
+// are known.
+func WriteHarvestReportOf(ctx context.Context, title, dir string, inputs HarvestInputs, summary []byte, reuse *report.ReuseInput) (string, error) {
+	chunksGlob := inputs.Chunks
+	in := report.HarvestInput{Title: title, Output: dir, Summary: summary, Reuse: reuse, ShowSets: 3,
+		Index: inputs.Index, Chunks: inputs.Chunks, Model: inputs.Model}
 	if err := storage.ScanTable(ctx, storage.Join(dir, "pairs"), func(p schemas.LabeledPair) bool {
 		in.Pairs = append(in.Pairs, p)
 		return len(in.Pairs) < reportPairs
@@ -35,7 +50,7 @@ func WriteHarvestReport(ctx context.Context, title, dir, chunksGlob string, summ
 		return "", err
 	}
 	if len(in.Pairs) == reportPairs || len(in.Sets) == reportSets {
-		in.SampleNote = fmt.Sprintf("Plots and examples use the first %d pairs and %d context sets of the tables (in file order), a sample of a larger harvest.",
+		in.SampleNote = fmt.Sprintf("The quality panel, plots and examples use the first %d pairs and %d context sets of the tables (in file order), a sample of a larger harvest.",
 			len(in.Pairs), len(in.Sets))
 	}
 	// The text of the contexts shown: the chunks they come from.

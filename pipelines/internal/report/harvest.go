@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"gonum.org/v1/plot"
 )
 
 // harvestSummary is the part of a harvest's summary.json the report reads.
@@ -34,6 +36,7 @@ type harvestSummary struct {
 	CtxPairs          map[string]int64   `json:"ctx_pairs"`
 	CPUSecondsPerPair float64            `json:"cpu_seconds_per_pair"`
 	CoreHours100M     float64            `json:"core_hours_per_100m_pairs"`
+	PairSampler       pairSampler        `json:"pair_sampler"`
 }
 
 // Strata are the pair strata in the order reports list them.
@@ -58,6 +61,9 @@ type HarvestInput struct {
 	Reuse *ReuseInput
 	// ShowSets is the number of sentences whose context sets are shown.
 	ShowSets int
+	// Index, Chunks and Model are the harvest's inputs, for the command
+	// that evaluates its labels (placeholders stand in when empty).
+	Index, Chunks, Model string
 }
 
 // ReuseInput is what a refresh version reused from its parent.
@@ -81,6 +87,7 @@ func Harvest(in HarvestInput) (*Report, error) {
 	if in.SampleNote != "" {
 		r.Text("%s", in.SampleNote)
 	}
+	qualitySection(r, in, s)
 
 	r.Heading("What was labeled, and at what cost")
 	rows := [][]string{
@@ -113,7 +120,11 @@ func Harvest(in HarvestInput) (*Report, error) {
 			fmt.Sprint(s.GenEvals[st]), fmt.Sprint(s.CtxPairs[st])})
 	}
 	r.Table([]string{"stage", "worker seconds", "generative evaluations", "context-model scores"}, stageRows)
-	r.Pre("settings: " + string(s.Settings))
+	var compact bytes.Buffer
+	if json.Compact(&compact, s.Settings) != nil {
+		compact.Write(s.Settings)
+	}
+	r.Pre("settings: " + compact.String())
 
 	if in.Reuse != nil {
 		reuseSection(r, in.Reuse)
@@ -143,50 +154,37 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 		parts["TF-IDF cosine"] = append(parts["TF-IDF cosine"], float64(p.LabelLexical))
 		parts["sentence vectors"] = append(parts["sentence vectors"], float64(p.LabelEmbed))
 	}
-	p, err := Histograms("Label histogram per stratum", "label", Strata, byStratum, -1, 1, 20)
+	p, err := Histograms("Label histogram per stratum", "label", Strata, byStratum, -1, 1, 40)
 	if err != nil {
 		return err
 	}
-	if err := r.Plot(p, 8, 4, "Label histogram per stratum (fraction of each stratum's pairs in each of 20 bins over [-1, 1])"); err != nil {
+	if err := r.Plot(p, 11, 4.5, "Label histogram per stratum (fraction of each stratum's pairs in each of 40 bins over [-1, 1])"); err != nil {
 		return err
 	}
-	p, err = Boxes("Labels by stratum", "label", Strata, byStratum)
+	p1, err := Boxes("Labels by stratum", "label", Strata, byStratum)
 	if err != nil {
 		return err
 	}
-	if err := r.Plot(p, 8, 4, "Labels by stratum (box: quartiles; whiskers: 1.5 IQR)"); err != nil {
-		return err
-	}
-	p, err = Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine", "sentence vectors"}, parts)
+	p2, err := Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine", "sentence vectors"}, parts)
 	if err != nil {
 		return err
 	}
-	if err := r.Plot(p, 8, 4, "The label and its parts over all pairs"); err != nil {
+	if err := r.PlotRow([]*plot.Plot{p1, p2}, 2, 5.4, 4, []string{"Labels by stratum (box: quartiles; whiskers: 1.5 IQR)",
+		"The label and its parts over all pairs: Eq. 4 (label_context), the TF-IDF cosine of Porter stems (label_lexical) " +
+			"and the context model's sentence-vector cosine (label_embed)"}); err != nil {
 		return err
 	}
 
 	r.Heading("Pairs across the label range")
-	sorted := append([]schemas.LabeledPair(nil), pairs...)
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].Label != sorted[j].Label {
-			return sorted[i].Label > sorted[j].Label
-		}
-		return sorted[i].PairID < sorted[j].PairID
-	})
+	r.Text("Within each stratum, the pairs at the 10th, 50th and 90th percentile of its labels (ties broken by pair ID), " +
+		"and the highest and lowest labels overall.")
 	var rows [][]string
-	for _, q := range []struct {
-		name string
-		at   float64
-	}{{"highest", 0}, {"upper quartile", 0.25}, {"median", 0.5}, {"lower quartile", 0.75}, {"lowest", 1}} {
-		i := int(math.Round(q.at * float64(len(sorted)-1)))
-		for _, k := range []int{i - 1, i, i + 1} {
-			if k < 0 || k >= len(sorted) || (k != i && len(sorted) < 15) {
-				continue
-			}
-			p := sorted[k]
-			rows = append(rows, []string{q.name, fmt.Sprintf("%+.3f", p.Label), fmt.Sprintf("%+.3f", p.LabelContext),
-				fmt.Sprintf("%.3f", p.LabelLexical), fmt.Sprintf("%+.3f", p.LabelEmbed), p.Stratum, clip(p.Sentence1, 220), clip(p.Sentence2, 220)})
-		}
+	row := func(where string, p schemas.LabeledPair) []string {
+		return []string{where, fmt.Sprintf("%+.3f", p.Label), fmt.Sprintf("%+.3f", p.LabelContext),
+			fmt.Sprintf("%.3f", p.LabelLexical), fmt.Sprintf("%+.3f", p.LabelEmbed), p.Stratum, clip(p.Sentence1, 220), clip(p.Sentence2, 220)}
+	}
+	for _, ex := range Examples(pairs) {
+		rows = append(rows, row(ex.Where, ex.Pair))
 	}
 	r.Table([]string{"where", "label", "Eq. 4", "TF-IDF", "f(s1)·f(s2)", "stratum", "sentence 1", "sentence 2"}, rows)
 	return nil
@@ -194,21 +192,16 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 
 func setSections(r *Report, in HarvestInput) error {
 	r.Heading("Context sets")
-	var sizes []float64
-	for _, cs := range in.Sets {
-		sizes = append(sizes, float64(len(cs.Contexts)))
-	}
-	hi := 1.0
-	for _, x := range sizes {
-		hi = math.Max(hi, x+1)
-	}
-	p, err := Histograms("|C_s| distribution", "|C_s|", nil, map[string][]float64{"context sets": sizes}, 0, hi, min(40, int(hi)))
+	labels, counts := sizeBins(in.Sets)
+	p, err := Bars("|C_s| distribution", "|C_s|", "context sets", labels, counts)
 	if err != nil {
 		return err
 	}
-	if err := r.Plot(p, 8, 3.5, "Distribution of the context-set size |C_s|"); err != nil {
+	if err := r.Plot(p, 11, 3.5, "Distribution of the context-set size |C_s|"); err != nil {
 		return err
 	}
+	r.Text("The sentences below are chosen across the run: among the sets, ordered by the score of their best context, " +
+		"the first (the sentence that fits its best context most), those at evenly spaced quantiles, and the last.")
 	for _, cs := range ShownSets(in.Sets, in.ShowSets) {
 		r.Text("Sentence %s: “%s” — its %d contexts, best first (the five best and the worst shown). "+
 			"Each row is the text around the slot with the sentence in its place.", cs.SentenceID, clip(cs.Text, 300), len(cs.Contexts))
@@ -245,15 +238,114 @@ func setSections(r *Report, in HarvestInput) error {
 	return nil
 }
 
-// ShownSets returns the context sets a harvest report shows in full: the
-// first show (3 when not positive) by sentence ID.
+// sizeBins counts the context sets by size |C_s|: one bin per size up to
+// 60, else 40 bins of equal width, labelled by their range.
+func sizeBins(sets []schemas.ContextSet) (labels []string, counts []float64) {
+	hi := 0
+	for _, cs := range sets {
+		hi = max(hi, len(cs.Contexts))
+	}
+	width := 1
+	if hi > 60 {
+		width = (hi + 40) / 40
+	}
+	n := hi/width + 1
+	counts = make([]float64, n)
+	for _, cs := range sets {
+		counts[len(cs.Contexts)/width]++
+	}
+	for i := range n {
+		if width == 1 {
+			labels = append(labels, fmt.Sprint(i))
+		} else {
+			labels = append(labels, fmt.Sprintf("%d–%d", i*width, (i+1)*width-1))
+		}
+	}
+	return labels, counts
+}
+
+// ShownSets returns the context sets a harvest report shows in full
+// (show of them, 3 when not positive): among the sets with contexts,
+// ordered by the score of their best context (ties by sentence ID), those
+// at evenly spaced quantiles, from the best fitting sentence's to the
+// worst's, so that the examples span the run rather than a corner of it.
 func ShownSets(sets []schemas.ContextSet, show int) []schemas.ContextSet {
 	if show <= 0 {
 		show = 3
 	}
-	sorted := append([]schemas.ContextSet(nil), sets...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].SentenceID < sorted[j].SentenceID })
-	return sorted[:min(show, len(sorted))]
+	var sorted []schemas.ContextSet
+	for _, cs := range sets {
+		if len(cs.Contexts) > 0 {
+			sorted = append(sorted, cs)
+		}
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i].Contexts[0].Score, sorted[j].Contexts[0].Score
+		if a != b {
+			return a > b
+		}
+		return sorted[i].SentenceID < sorted[j].SentenceID
+	})
+	if len(sorted) <= show {
+		return sorted
+	}
+	out := make([]schemas.ContextSet, 0, show)
+	for k := range show {
+		out = append(out, sorted[int(math.Round(float64(k)*float64(len(sorted)-1)/float64(max(show-1, 1))))])
+	}
+	return out
+}
+
+// Example is a pair shown in a report, and where it lies.
+type Example struct {
+	Where string
+	Pair  schemas.LabeledPair
+}
+
+// Examples are the pairs a harvest report shows: in each stratum, those at
+// the 10th, 50th and 90th percentile of its labels, then the highest and
+// lowest labels overall; ties are broken by pair ID, so the choice depends
+// only on the labels.
+func Examples(pairs []schemas.LabeledPair) []Example {
+	byLabel := func(ps []schemas.LabeledPair) []schemas.LabeledPair {
+		out := append([]schemas.LabeledPair(nil), ps...)
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Label != out[j].Label {
+				return out[i].Label < out[j].Label
+			}
+			return out[i].PairID < out[j].PairID
+		})
+		return out
+	}
+	groups := map[string][]schemas.LabeledPair{}
+	for _, p := range pairs {
+		groups[p.Stratum] = append(groups[p.Stratum], p)
+	}
+	var out []Example
+	seen := map[string]bool{}
+	add := func(where string, p schemas.LabeledPair) {
+		if !seen[p.PairID] {
+			seen[p.PairID] = true
+			out = append(out, Example{where, p})
+		}
+	}
+	for _, st := range Strata {
+		g := byLabel(groups[st])
+		if len(g) == 0 {
+			continue
+		}
+		for _, q := range []struct {
+			name string
+			at   float64
+		}{{"90th percentile", 0.9}, {"median", 0.5}, {"10th percentile", 0.1}} {
+			add(st+", "+q.name, g[int(math.Round(q.at*float64(len(g)-1)))])
+		}
+	}
+	if all := byLabel(pairs); len(all) > 0 {
+		add("highest overall", all[len(all)-1])
+		add("lowest overall", all[0])
+	}
+	return out
 }
 
 func reuseSection(r *Report, u *ReuseInput) {

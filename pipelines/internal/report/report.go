@@ -1,7 +1,8 @@
 // Package report writes the self-contained report.html that harvest,
 // evaluation, surrogate and refresh runs leave beside their outputs: text,
-// tables and plots (drawn with gonum/plot and embedded as PNG data), in one
-// file a person can open in any browser, with nothing to fetch.
+// tables and plots (drawn with gonum/plot and embedded as SVG data that
+// scales to the page's width, in the page's font), in one file a person can
+// open in any browser, with nothing to fetch.
 package report
 
 import (
@@ -12,10 +13,12 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -65,39 +68,127 @@ func (r *Report) Table(header []string, rows [][]string) {
 	r.blocks = append(r.blocks, b.String())
 }
 
-// Plot renders p (w×h inches) as a PNG image in the page, described by alt.
+// fontFamily is the page's font, and the plots': Liberation Sans, which
+// gonum/plot measures its text with, or a font of the same metrics.
+const fontFamily = `"Liberation Sans",Arial,Helvetica,sans-serif`
+
+func init() {
+	// Plot text in the page's family (gonum/plot's default is the serif).
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+}
+
+// Plot adds p as an image that fills the content width, drawn at w×h
+// inches (its text at that scale: draw a plot for the full width at about
+// 11 inches wide), described by alt.
 func (r *Report) Plot(p *plot.Plot, w, h float64, alt string) error {
-	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, "png")
+	img, err := svgImage(p, w, h, alt)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
+	}
+	r.images++
+	r.blocks = append(r.blocks, fmt.Sprintf(`<figure>%s<figcaption>%s</figcaption></figure>`, img, html.EscapeString(alt)))
+	return nil
+}
+
+// PlotRow adds plots side by side in cols equal columns (len(ps) when
+// not positive) across the content width, each drawn at w×h inches and
+// described by its alt.
+func (r *Report) PlotRow(ps []*plot.Plot, cols int, w, h float64, alts []string) error {
+	if cols <= 0 {
+		cols = len(ps)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="row" style="grid-template-columns:repeat(%d,minmax(0,1fr))">`, cols)
+	for i, p := range ps {
+		img, err := svgImage(p, w, h, alts[i])
+		if err != nil {
+			return err
+		}
+		r.images++
+		fmt.Fprintf(&b, `<figure>%s<figcaption>%s</figcaption></figure>`, img, html.EscapeString(alts[i]))
+	}
+	b.WriteString(`</div>`)
+	r.blocks = append(r.blocks, b.String())
+	return nil
+}
+
+// svgImage renders p as an <img> of SVG data (which scales without
+// blurring), its text in the page's font family.
+func svgImage(p *plot.Plot, w, h float64, alt string) (string, error) {
+	wt, err := p.WriterTo(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, "svg")
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
 	}
 	var buf bytes.Buffer
 	if _, err := wt.WriteTo(&buf); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return "", fmt.Errorf("report: %w", err)
 	}
-	r.images++
-	r.blocks = append(r.blocks, fmt.Sprintf(`<figure><img alt="%s" src="data:image/png;base64,%s"><figcaption>%s</figcaption></figure>`,
-		html.EscapeString(alt), base64.StdEncoding.EncodeToString(buf.Bytes()), html.EscapeString(alt)))
-	return nil
+	svg := strings.ReplaceAll(buf.String(), "font-family:Liberation Sans;", "font-family:"+strings.ReplaceAll(fontFamily, `"`, "'")+";")
+	return fmt.Sprintf(`<img alt="%s" src="data:image/svg+xml;base64,%s">`,
+		html.EscapeString(alt), base64.StdEncoding.EncodeToString([]byte(svg))), nil
+}
+
+// Level of a finding: how a callout is coloured.
+const (
+	Good = "good"
+	Warn = "warn"
+	Info = "info"
+)
+
+// Finding is one sentence of a callout, at a level.
+type Finding struct {
+	Level, Text string
+}
+
+// Callout adds a boxed list of findings under a title, each marked by its
+// level (a warning stands out), for what a reader must see first.
+func (r *Report) Callout(title string, findings []Finding) {
+	var b strings.Builder
+	level := Good
+	for _, f := range findings {
+		if f.Level == Warn {
+			level = Warn
+		}
+	}
+	fmt.Fprintf(&b, `<div class="callout %s"><div class="callout-title">%s</div><ul>`, level, html.EscapeString(title))
+	for _, f := range findings {
+		mark := map[string]string{Good: "✓", Warn: "⚠", Info: "•"}[f.Level]
+		fmt.Fprintf(&b, `<li class="%s"><span class="mark">%s</span> %s</li>`, f.Level, mark, html.EscapeString(f.Text))
+	}
+	b.WriteString(`</ul></div>`)
+	r.blocks = append(r.blocks, b.String())
+}
+
+// Code adds a command a reader can copy.
+func (r *Report) Code(text string) {
+	r.blocks = append(r.blocks, `<pre class="code">`+html.EscapeString(text)+`</pre>`)
 }
 
 // Images is the number of plots added.
 func (r *Report) Images() int { return r.images }
 
 // HTML returns the page. A script marks on <body> how many of its images
-// loaded (data-images-loaded="k/n"), for browser tests.
+// loaded (data-images-loaded="k/n") and how many fill the width of their
+// figure (data-images-fill="k/n"), for browser tests.
 func (r *Report) HTML() []byte {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(r.title) + `</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.4}
+body{font-family:` + fontFamily + `;margin:2em auto;max-width:1100px;padding:0 1em;color:#222;line-height:1.4}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td{max-width:60em}
 pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;font-size:.88em}
-figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#555}
+figure{margin:1em 0}figure img{display:block;width:100%;height:auto}figcaption{font-size:.85em;color:#555}
+.row{display:grid;gap:1em}
+.callout{border:1px solid #ccc;border-left:6px solid #2c7a2c;background:#f4faf4;padding:.5em 1em;margin:1em 0}
+.callout.warn{border-left-color:#c0392b;background:#fdf3f2}
+.callout-title{font-weight:bold;margin-bottom:.3em}.callout ul{margin:.2em 0;padding-left:1.2em;list-style:none}
+.callout li{margin:.25em 0}.callout .mark{display:inline-block;width:1.2em;margin-left:-1.2em}
+li.warn .mark{color:#c0392b}li.good .mark{color:#2c7a2c}li.info .mark{color:#555}
+pre.code{background:#272822;color:#f8f8f2;padding:.6em;white-space:pre-wrap;word-break:break-all}
 </style></head>
 <body data-images-loaded="pending">
 <h1>` + html.EscapeString(r.title) + `</h1>
@@ -112,6 +203,8 @@ window.addEventListener("load", function () {
   var imgs = Array.prototype.slice.call(document.images);
   var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
   document.body.setAttribute("data-images-loaded", ok + "/" + imgs.length);
+  var fill = imgs.filter(function (i) { return i.parentNode.clientWidth > 0 && i.clientWidth >= 0.95 * i.parentNode.clientWidth; }).length;
+  document.body.setAttribute("data-images-fill", fill + "/" + imgs.length);
 });
 </script>
 </body></html>
@@ -141,7 +234,63 @@ func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
 	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = NiceTicks{}, NiceTicks{}
+	p.Add(gridLines())
 	return p
+}
+
+// gridLines is a light grid at the major ticks.
+func gridLines() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = color.Gray{225}, color.Gray{225}
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
+	return g
+}
+
+// NiceTicks labels an axis at 5 to 10 round values (steps of 1, 2, 2.5 or
+// 5 times a power of ten), with an unlabelled minor tick between them.
+type NiceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (NiceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := niceStep(lo, hi)
+	first := math.Ceil(lo/step - 1e-9)
+	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	if s := step * math.Pow(10, float64(prec)); math.Abs(s-math.Round(s)) > 1e-9 {
+		prec++ // 2.5, 0.25, ...
+	}
+	var out []plot.Tick
+	for k := first; k*step <= hi+step*1e-9; k++ {
+		v := k * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if m := v + step/2; m <= hi {
+			out = append(out, plot.Tick{Value: m})
+		}
+	}
+	if m := first*step - step/2; m >= lo {
+		out = append(out, plot.Tick{Value: m})
+	}
+	return out
+}
+
+// niceStep is the smallest round step that puts at most 10 ticks in
+// [lo, hi] (at least 5 where a round step allows).
+func niceStep(lo, hi float64) float64 {
+	span := hi - lo
+	base := math.Pow(10, math.Floor(math.Log10(span/10)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10, 20, 25, 50} {
+		step := m * base
+		if math.Floor(hi/step+1e-9)-math.Ceil(lo/step-1e-9)+1 <= 10 {
+			return step
+		}
+	}
+	return 100 * base
 }
 
 // Bars is a bar chart of counts over labelled bins, in their order.
@@ -179,6 +328,7 @@ func thin(labels []string, n int) []string {
 // colours them.
 func Histograms(title, xLabel string, names []string, groups map[string][]float64, lo, hi float64, bins int) (*plot.Plot, error) {
 	p := newPlot(title, xLabel, "fraction of the group")
+	p.X.Min, p.X.Max = lo, hi
 	if names == nil {
 		names = sortedKeys(groups)
 	}
@@ -210,10 +360,18 @@ func Histograms(title, xLabel string, names []string, groups map[string][]float6
 }
 
 // Boxes is a box plot of each group's values, groups in the given order and
-// coloured by their place in names.
+// coloured by their place in names, each labelled with its size when the
+// sizes differ.
 func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*plot.Plot, error) {
 	p := newPlot(title, "", yLabel)
 	var shown []string
+	// Counts label the boxes when they differ.
+	sizes := map[int]bool{}
+	for _, name := range names {
+		if n := len(groups[name]); n > 0 {
+			sizes[n] = true
+		}
+	}
 	for i, name := range names {
 		vs := groups[name]
 		if len(vs) == 0 {
@@ -225,7 +383,10 @@ func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*
 		}
 		b.FillColor = palette[i%len(palette)]
 		p.Add(b)
-		shown = append(shown, fmt.Sprintf("%s (%d)", name, len(vs)))
+		if len(sizes) > 1 {
+			name = fmt.Sprintf("%s (%d)", name, len(vs))
+		}
+		shown = append(shown, name)
 	}
 	p.NominalX(shown...)
 	return p, nil

@@ -127,14 +127,14 @@ func htmlReport(title string, out *results, objs []surrogate.ObjectiveConfig, pl
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Plot(p, 8, 5, "Learning curves: STS Spearman ×100 per objective; dashed lines are the baselines and the labels' own Spearman"); err != nil {
+	if err := r.Plot(p, 11, 5.5, "Learning curves: STS Spearman ×100 per objective; dashed lines are the baselines and the labels' own Spearman"); err != nil {
 		return nil, err
 	}
 	p, err = report.Curves("EvalRank MRR against training pairs", "training pairs (log scale)", "MRR", mrr, mrrLevels, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Plot(p, 8, 5, "Learning curves: EvalRank MRR per objective; dashed lines are the baselines"); err != nil {
+	if err := r.Plot(p, 11, 5.5, "Learning curves: EvalRank MRR per objective; dashed lines are the baselines"); err != nil {
 		return nil, err
 	}
 	return r, nil
