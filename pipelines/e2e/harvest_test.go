@@ -218,7 +218,7 @@ func TestHarvest(t *testing.T) {
 		t.Fatalf("harvest did not print its report's path:\n%s", stdout)
 	}
 	checkReport(t, outA+"/report.html", 4, "Are the labels any good?", "Random pairs have a median label of",
-		"bin/evaluate --sts=../shared/data/eval/stsb-dev.tsv --index="+corpusOut+"/index", "--model="+model,
+		"bin/evaluate --sts=STS_FILE --index="+corpusOut+"/index", "--model="+model,
 		"Label histogram per stratum", "Pairs across the label range", "near, median", "c_{i-1} (left)",
 		"projection to 100M labeled pairs")
 

@@ -274,7 +274,7 @@ func EvaluateCommand(st method.Settings, index, chunks, model, output string) st
 		}
 		return s
 	}
-	args := []string{"bin/evaluate", "--sts=../shared/data/eval/stsb-dev.tsv", "--index=" + or(index, "CORPUS/index"),
+	args := []string{"bin/evaluate", "--sts=STS_FILE", "--index=" + or(index, "CORPUS/index"),
 		"--chunks='" + or(chunks, "CORPUS/chunks/*.parquet") + "'", "--model=" + or(model, "MODEL"),
 		"--output=" + or(output, "OUTPUT") + "/evaluate"}
 	args = append(args, settingsFlags(st)...)
@@ -371,7 +371,8 @@ func qualitySection(r *Report, in HarvestInput, s harvestSummary) {
 	r.Text("These checks say whether the labels are consistent with how the pairs were sampled, not whether they match human " +
 		"judgement. That is measured by bin/evaluate: it labels STS pairs with the same settings and reports the Spearman " +
 		"correlation (×100) with the human scores beside the TF-IDF baselines (labels that do not beat the stemmed TF-IDF " +
-		"baseline are not worth their cost). For this harvest:")
+		"baseline are not worth their cost). For this harvest, with STS_FILE an STS file with human scores (such as the STS " +
+		"Benchmark's sts-dev.csv; the formats bin/evaluate -help lists):")
 	r.Code(EvaluateCommand(st, in.Index, in.Chunks, in.Model, in.Output))
 }
 
