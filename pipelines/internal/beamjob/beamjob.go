@@ -30,6 +30,13 @@ func Init(usage string) {
 	jobrun.SetupLogging()
 }
 
+// Beam's packages, which this package imports (beam, beamx and through
+// it every runner), have registered their flags when this package
+// initialises, and a job's main has not yet registered its own: the flags
+// registered by now, less ctxsim's own, are the runner flags that -help
+// lists apart from the job's.
+var _ = jobrun.MarkRunnerFlags()
+
 // running is set while Run runs a job: the in-process tally of counters
 // (package counter) is only a job's own when one job runs at a time.
 var running atomic.Int32

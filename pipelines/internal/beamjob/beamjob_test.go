@@ -157,3 +157,16 @@ func TestRunHeapProfile(t *testing.T) {
 		t.Fatalf("unwritable profile path: %v", err)
 	}
 }
+
+func TestRunnerFlagsMarked(t *testing.T) {
+	for _, n := range []string{"runner", "staging_location", "environment_type", "job_name"} {
+		if !jobrun.RunnerFlag(n) {
+			t.Errorf("--%s is not a runner flag", n)
+		}
+	}
+	for _, n := range []string{"verbose", "allow_empty", "take_over", "expose_job_service"} {
+		if jobrun.RunnerFlag(n) {
+			t.Errorf("--%s, ctxsim's own, is listed as a runner flag", n)
+		}
+	}
+}

@@ -14,14 +14,14 @@ import (
 // osExit is os.Exit; tests replace it.
 var osExit = os.Exit
 
-var verbose = flag.Bool("verbose", false, "Log the runner's informational messages.")
+var verbose = OwnBool("verbose", false, "Log the runner's informational messages.")
 
 // Init parses flags and initialises Beam. It must be called first in main.
-// usage is printed by -help above the flag list.
+// usage is printed by -help above the job's flags, which come before
+// Beam's runner flags (MarkRunnerFlags).
 func Init(usage string) {
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "%s\n\nFlags:\n", strings.TrimSpace(usage))
-		flag.PrintDefaults()
+		printUsage(flag.CommandLine.Output(), usage, flag.CommandLine, RunnerFlag)
 	}
 	flag.Parse()
 	SetupLogging()
