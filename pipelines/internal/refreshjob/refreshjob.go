@@ -64,7 +64,11 @@ pair labeled before from the same two context sets keeps its label, the
 others are labeled.
 With no previous version, or one made with other settings or models, the
 run harvests everything. A run whose corpus and settings equal the current
-version's changes nothing.`
+version's changes nothing.
+
+The method flags are bin/harvest's, with its defaults: every sentence
+(--sample=1) at the paper's depth (--preset=default, top_k 20000), the
+slowest setting; --sample or --preset=small or demo make a quicker run.`
 
 // Config is the refresh job's command line.
 type Config struct {
