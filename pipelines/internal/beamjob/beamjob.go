@@ -47,8 +47,8 @@ var running atomic.Int32
 // When the workers ran in this process (the loopback environment, Prism's
 // default), the counters are the process's own tally (package counter),
 // which is exact there, and not the runner's report, which Prism can
-// undercount; a counter the runner reported differently is named on
-// stderr.
+// undercount; with --verbose, a counter the runner reported differently
+// is named on stderr.
 func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, error) {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, jobrun.RunnerName())
@@ -86,8 +86,8 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
 		}
 		if alone && loopback() {
-			if diff := c.Replace(counter.Tally()); diff != "" {
-				fmt.Fprintf(os.Stderr, "%s: the runner reported other counts than the workers in this process; using this process's counts (%s)\n", name, diff)
+			if diff := c.Replace(counter.Tally()); diff != "" && jobrun.Verbose() {
+				fmt.Fprintf(os.Stderr, "%s: note: the counts are this process's workers' own, which are exact; the runner's metrics differ (%s), as Prism's often do\n", name, diff)
 			}
 		}
 	}

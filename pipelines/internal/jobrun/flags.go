@@ -14,7 +14,7 @@ import (
 // osExit is os.Exit; tests replace it.
 var osExit = os.Exit
 
-var verbose = OwnBool("verbose", false, "Log the runner's informational messages.")
+var verbose = OwnBool("verbose", false, "Log the runner's informational messages, and notes such as counters the runner reported differently.")
 
 // Init parses flags and initialises Beam. It must be called first in main.
 // usage is printed by -help above the job's flags, which come before
@@ -42,6 +42,9 @@ func SetupLogging() {
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 }
+
+// Verbose reports whether --verbose was given.
+func Verbose() bool { return *verbose }
 
 // Fail prints err and exits with status 1.
 func Fail(err error) {
