@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/transforms/counter"
+	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 // Init parses the command line (jobrun.Init) and initialises Beam, which
@@ -42,7 +44,9 @@ var _ = jobrun.MarkRunnerFlags()
 var running atomic.Int32
 
 // Run runs p and returns its counters. Runners that report no metrics
-// (a Dataflow dry run) give an empty map.
+// (a Dataflow dry run) give an empty map. While p runs, a heartbeat
+// (package progress) prints the time elapsed and the counters that
+// changed whenever no progress line has been printed for a while.
 //
 // When the workers ran in this process (the loopback environment, Prism's
 // default), the counters are the process's own tally (package counter),
@@ -69,7 +73,13 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 		stop()
 		return nil, err
 	}
+	var status func() string
+	if alone {
+		status = changedCounters()
+	}
+	stopBeat := progress.Heartbeat(name, status)
 	res, err := beamx.RunWithMetrics(ctx, p)
+	stopBeat()
 	stop()
 	stopHeap()
 	if err != nil {
@@ -93,6 +103,34 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	}
 	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// changedCounters returns a heartbeat's status: the in-process counters
+// (package counter) that changed since its last call, a few of them, as
+// "name total".
+func changedCounters() func() string {
+	prev := map[string]int64{}
+	return func() string {
+		now := counter.Tally()
+		var changed []string
+		for k, v := range now {
+			if v != prev[k] {
+				changed = append(changed, k)
+			}
+		}
+		prev = now
+		sort.Strings(changed)
+		const most = 4
+		parts := make([]string, 0, most+1)
+		for i, k := range changed {
+			if i == most {
+				parts = append(parts, fmt.Sprintf("%d more", len(changed)-most))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %d", k[strings.LastIndexByte(k, '/')+1:], now[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
 }
 
 // ProfileEnv names the environment variable that, when set to a file

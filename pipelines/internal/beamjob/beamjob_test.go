@@ -170,3 +170,25 @@ func TestRunnerFlagsMarked(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedCounters(t *testing.T) {
+	counter.Reset()
+	ctx := context.Background()
+	status := changedCounters()
+	if s := status(); s != "" {
+		t.Errorf("no counter yet: %q", s)
+	}
+	a, b := counter.New("beamjob_test", "apples"), counter.New("beamjob_test", "pears")
+	a.Inc(ctx, 2)
+	b.Inc(ctx, 3)
+	if s := status(); s != "apples 2, pears 3" {
+		t.Errorf("got %q", s)
+	}
+	b.Inc(ctx, 1)
+	if s := status(); s != "pears 4" {
+		t.Errorf("only pears changed: got %q", s)
+	}
+	if s := status(); s != "" {
+		t.Errorf("nothing changed: got %q", s)
+	}
+}
