@@ -139,6 +139,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
 		return err
 	}
+	c.warnBefore(ctx)
 	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks, c.vectorsRoot())
 	if err != nil {
 		return err
@@ -185,6 +186,7 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	fmt.Printf("harvest: report in %s\n", reportPath)
+	c.warnAfter(sum)
 	if c.Print > 0 && !storage.IsRemote(c.Output) {
 		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
 	}

@@ -241,6 +241,11 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}
 
+	if pm == nil || pm.Method != m.Method || pm.ModelFingerprint != m.ModelFingerprint {
+		// Every sentence is labeled: no earlier label can be reused.
+		harvestjob.WarnWholeCorpus(os.Stderr, "refresh", c.Method, int64(m.Sentences))
+	}
+
 	// 3. The index: the parent's, updated; or built afresh.
 	t0 = time.Now()
 	if err := updateIndex(ctx, root, pm, corpusDir, chunks, c, &m); err != nil {
