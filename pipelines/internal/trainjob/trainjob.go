@@ -313,6 +313,7 @@ func (j *job) trainModels(trainDocs, heldDocs []examples.Doc, want map[string]bo
 		return fmt.Errorf("reference contexts: %w", err)
 	}
 	ranks := newRankSuite(heldDocs, j.c.RankTasks, 2, int64(j.c.Seed)+7)
+	warnSmallHeldOut(os.Stderr, ranks, len(heldDocs))
 	if want["ctx"] {
 		if err := j.trainCtx(trainDocs, ranks); err != nil {
 			return err
