@@ -2,11 +2,15 @@ package harvestjob
 
 import (
 	"bytes"
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
+	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
 )
 
@@ -79,5 +83,19 @@ func TestWarnEmptyStrata(t *testing.T) {
 		if out != "" && (!strings.HasPrefix(out, "warning: harvest: ") || !strings.Contains(out, "--sample")) {
 			t.Errorf("%s: warning %q", tc.name, out)
 		}
+	}
+}
+
+func TestSentenceCount(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "sentences")
+	if err := storage.WriteTable(ctx, dir, []schemas.Sentence{{ID: "a"}, {ID: "b"}, {ID: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := SentenceCount(ctx, dir+"/*.parquet"); n != 3 {
+		t.Errorf("%d sentences in the table's manifest, want 3", n)
+	}
+	if n := SentenceCount(ctx, filepath.Join(t.TempDir(), "none/*.parquet")); n >= 0 {
+		t.Errorf("a missing table has %d sentences, want an unknown count", n)
 	}
 }
