@@ -29,7 +29,7 @@ func warnShortTraining(w io.Writer, model string, steps int, why, hint string) {
 	if steps >= minLearnSteps {
 		return
 	}
-	fmt.Fprintf(w, "warning: train: the %s model gets only %d training steps (%s): too few to learn, so it will rank contexts "+
+	fmt.Fprintf(w, "warning: train: the %s model gets only about %d training steps (%s): too few to learn, so it will rank contexts "+
 		"little better than chance and label poorly; %s\n", model, steps, why, hint)
 }
 

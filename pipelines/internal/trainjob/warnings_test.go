@@ -13,7 +13,7 @@ import (
 func TestWarnShortTraining(t *testing.T) {
 	var b bytes.Buffer
 	warnShortTraining(&b, "ctx", 30, "6000 training sentences", "train on a larger corpus")
-	if out := b.String(); !strings.HasPrefix(out, "warning: train: the ctx model gets only 30 training steps") || !strings.Contains(out, "larger corpus") {
+	if out := b.String(); !strings.HasPrefix(out, "warning: train: the ctx model gets only about 30 training steps") || !strings.Contains(out, "larger corpus") {
 		t.Errorf("30 steps: %q", out)
 	}
 	b.Reset()
