@@ -77,9 +77,12 @@ func WarnEmptyStrata(w io.Writer, sum harvest.Summary, h settings.Harvest) {
 	if len(empty) == 0 || sum.Labeled == 0 {
 		return
 	}
-	fmt.Fprintf(w, "warning: harvest: no pair in the %s %s (%s): a larger --sample (now %g) gives the sentences more sampled neighbours "+
-		"to pair with; a larger --pair_neighbours (now %d) reaches further\n",
-		strings.Join(empty, " and "), plural(len(empty), "stratum", "strata"), sum.StrataLine(), h.Sample, h.Neighbours)
+	more := fmt.Sprintf("a larger --sample (now %g) gives the sentences more sampled neighbours to pair with", h.Sample)
+	if h.Sample >= 1 {
+		more = "the corpus gives the sentences too few neighbours to pair with"
+	}
+	fmt.Fprintf(w, "warning: harvest: no pair in the %s %s (%s): %s; a larger --pair_neighbours (now %d) reaches further\n",
+		strings.Join(empty, " and "), plural(len(empty), "stratum", "strata"), sum.StrataLine(), more, h.Neighbours)
 }
 
 func plural(n int, one, many string) string {

@@ -80,9 +80,17 @@ func TestWarnEmptyStrata(t *testing.T) {
 		if tc.want == "" && out != "" || tc.want != "" && !strings.Contains(out, tc.want) {
 			t.Errorf("%s: warning %q, want %q", tc.name, out, tc.want)
 		}
-		if out != "" && (!strings.HasPrefix(out, "warning: harvest: ") || !strings.Contains(out, "--sample")) {
+		if out != "" && (!strings.HasPrefix(out, "warning: harvest: ") || !strings.Contains(out, "--sample") || !strings.Contains(out, "--pair_neighbours")) {
 			t.Errorf("%s: warning %q", tc.name, out)
 		}
+	}
+}
+
+func TestWarnEmptyStrataWholeCorpus(t *testing.T) {
+	var b bytes.Buffer
+	WarnEmptyStrata(&b, harvest.Summary{Labeled: 5, ByStratum: map[string]int64{"near": 3, "mid": 2, "random": 1}}, harvestSettings(t, "default", 1))
+	if out := b.String(); !strings.Contains(out, "far stratum") || strings.Contains(out, "--sample") || !strings.Contains(out, "--pair_neighbours") {
+		t.Errorf("the whole corpus sampled: %q", out)
 	}
 }
 
