@@ -28,8 +28,9 @@ const (
 )
 
 // jobFlags returns the flags a job binary accepts, its own and the Beam
-// runners', as its -help prints them ("  -name type"), mapped to their
-// types ("" for booleans).
+// runners', as its -help prints them ("  -name type", and a runner flag
+// with its help on the same line), mapped to their types ("" for
+// booleans).
 func jobFlags(t *testing.T, job string) map[string]string {
 	t.Helper()
 	bin := filepath.Join(binDir, job)
@@ -50,7 +51,7 @@ func jobFlags(t *testing.T, job string) map[string]string {
 	return flags
 }
 
-var helpFlagRE = regexp.MustCompile(`(?m)^  -([A-Za-z0-9_.-]+)(?: (\S+))?$`)
+var helpFlagRE = regexp.MustCompile(`(?m)^  -([A-Za-z0-9_.-]+)(?: (\S+))?(?:  .*)?$`)
 
 // exampleValue is a value of each flag type that a template parameter's
 // regexes must accept.

@@ -11,6 +11,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/encodejob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func main() {
@@ -23,6 +24,9 @@ func main() {
 	}
 	jobrun.Lease("encode", cfg.Output)
 	defer jobrun.Release()
+	// A progress line whenever none has been printed for a while, also in
+	// the phases outside Beam pipelines (beamjob.Run has its own, with counters).
+	defer progress.Heartbeat("encode", nil)()
 	if err := encodejob.Run(context.Background(), cfg); err != nil {
 		jobrun.Fail(err)
 	}

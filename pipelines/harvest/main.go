@@ -11,6 +11,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/harvestjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func main() {
@@ -27,6 +28,9 @@ func main() {
 	if err := cfg.Resolve(); err != nil {
 		jobrun.Fail(err)
 	}
+	// A progress line whenever none has been printed for a while, also in
+	// the phases outside Beam pipelines (beamjob.Run has its own, with counters).
+	defer progress.Heartbeat("harvest", nil)()
 	if err := harvestjob.Run(context.Background(), cfg); err != nil {
 		jobrun.Fail(err)
 	}

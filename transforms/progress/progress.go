@@ -1,13 +1,34 @@
 // Package progress prints a progress line for long-running DoFns: how many
-// items a stage has processed and at what rate, at most every Interval.
+// items a stage has processed and at what rate, at most every Interval;
+// and, through a Heartbeat, a line for a job whenever nothing else has
+// printed one for Interval, so a phase that reports nothing of its own
+// still shows it is alive.
 package progress
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// Output receives the progress lines; nil means os.Stderr (as it is when
+// the line is printed).
+var Output io.Writer
+
+func output() io.Writer {
+	if Output == nil {
+		return os.Stderr
+	}
+	return Output
+}
+
+// lastLine is when a progress line was last printed (Unix nanoseconds),
+// by a Reporter or a Heartbeat: a heartbeat prints only after a quiet
+// Interval.
+var lastLine atomic.Int64
 
 // Interval is the least time between two progress lines of one Reporter.
 var Interval = 10 * time.Second
@@ -53,6 +74,82 @@ func (r *Reporter) Done() {
 func (r *Reporter) print(now time.Time) {
 	r.printed = true
 	el := now.Sub(r.start).Seconds()
-	fmt.Fprintf(os.Stderr, "[%s] %s: %d %s in %.0fs (%.0f/s)\n",
+	lastLine.Store(now.UnixNano())
+	fmt.Fprintf(output(), "[%s] %s: %d %s in %.0fs (%.0f/s)\n",
 		now.Format("15:04:05"), r.stage, r.n, r.unit, el, float64(r.n)/max(el, 1e-9))
+}
+
+// heartbeats are the running heartbeats, innermost last: only that one
+// prints, so a job's heartbeat gives way to the heartbeat of a pipeline
+// it runs, which says more.
+var heartbeats struct {
+	sync.Mutex
+	ids  []int64
+	next int64
+}
+
+// Heartbeat prints "[time] name: 1m20s elapsed, <status()>" whenever no
+// progress line (of a Reporter or a heartbeat) has been printed for
+// Interval and a fifth (12 s: a busy Reporter prints a little later than
+// every Interval, and its line is the one to keep), until stop is called. status may be nil, and may return "".
+// A heartbeat started inside another's lifetime replaces it until it
+// stops.
+func Heartbeat(name string, status func() string) (stop func()) {
+	heartbeats.Lock()
+	heartbeats.next++
+	id := heartbeats.next
+	heartbeats.ids = append(heartbeats.ids, id)
+	heartbeats.Unlock()
+	start := time.Now()
+	if lastLine.Load() < start.UnixNano() {
+		lastLine.Store(start.UnixNano()) // a quiet Interval from now
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		check := min(Interval/10, time.Second)
+		tick := time.NewTicker(max(check, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if !innermost(id) {
+				continue
+			}
+			now := time.Now()
+			last := lastLine.Load()
+			if now.UnixNano()-last < int64(Interval+Interval/5) || !lastLine.CompareAndSwap(last, now.UnixNano()) {
+				continue
+			}
+			line := fmt.Sprintf("[%s] %s: %s elapsed", now.Format("15:04:05"), name, now.Sub(start).Round(time.Second))
+			if status != nil {
+				if st := status(); st != "" {
+					line += ", " + st
+				}
+			}
+			fmt.Fprintln(output(), line)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		heartbeats.Lock()
+		defer heartbeats.Unlock()
+		for i, h := range heartbeats.ids {
+			if h == id {
+				heartbeats.ids = append(heartbeats.ids[:i], heartbeats.ids[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func innermost(id int64) bool {
+	heartbeats.Lock()
+	defer heartbeats.Unlock()
+	return len(heartbeats.ids) > 0 && heartbeats.ids[len(heartbeats.ids)-1] == id
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/transforms/counter"
+	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 // Init parses the command line (jobrun.Init) and initialises Beam, which
@@ -30,18 +32,27 @@ func Init(usage string) {
 	jobrun.SetupLogging()
 }
 
+// Beam's packages, which this package imports (beam, beamx and through
+// it every runner), have registered their flags when this package
+// initialises, and a job's main has not yet registered its own: the flags
+// registered by now, less ctxsim's own, are the runner flags that -help
+// lists apart from the job's.
+var _ = jobrun.MarkRunnerFlags()
+
 // running is set while Run runs a job: the in-process tally of counters
 // (package counter) is only a job's own when one job runs at a time.
 var running atomic.Int32
 
 // Run runs p and returns its counters. Runners that report no metrics
-// (a Dataflow dry run) give an empty map.
+// (a Dataflow dry run) give an empty map. While p runs, a heartbeat
+// (package progress) prints the time elapsed and the counters that
+// changed whenever no progress line has been printed for a while.
 //
 // When the workers ran in this process (the loopback environment, Prism's
 // default), the counters are the process's own tally (package counter),
 // which is exact there, and not the runner's report, which Prism can
-// undercount; a counter the runner reported differently is named on
-// stderr.
+// undercount; with --verbose, a counter the runner reported differently
+// is named on stderr.
 func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, error) {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "%s: running on %s\n", name, jobrun.RunnerName())
@@ -62,7 +73,13 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 		stop()
 		return nil, err
 	}
+	var status func() string
+	if alone {
+		status = changedCounters()
+	}
+	stopBeat := progress.Heartbeat(name, status)
 	res, err := beamx.RunWithMetrics(ctx, p)
+	stopBeat()
 	stop()
 	stopHeap()
 	if err != nil {
@@ -79,13 +96,41 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 			c[r.Key.Namespace+"/"+r.Key.Name] += r.Result()
 		}
 		if alone && loopback() {
-			if diff := c.Replace(counter.Tally()); diff != "" {
-				fmt.Fprintf(os.Stderr, "%s: the runner reported other counts than the workers in this process; using this process's counts (%s)\n", name, diff)
+			if diff := c.Replace(counter.Tally()); diff != "" && jobrun.Verbose() {
+				fmt.Fprintf(os.Stderr, "%s: note: the counts are this process's workers' own, which are exact; the runner's metrics differ (%s), as Prism's often do\n", name, diff)
 			}
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: finished in %s\n", name, time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// changedCounters returns a heartbeat's status: the in-process counters
+// (package counter) that changed since its last call, a few of them, as
+// "name total".
+func changedCounters() func() string {
+	prev := map[string]int64{}
+	return func() string {
+		now := counter.Tally()
+		var changed []string
+		for k, v := range now {
+			if v != prev[k] {
+				changed = append(changed, k)
+			}
+		}
+		prev = now
+		sort.Strings(changed)
+		const most = 4
+		parts := make([]string, 0, most+1)
+		for i, k := range changed {
+			if i == most {
+				parts = append(parts, fmt.Sprintf("%d more", len(changed)-most))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %d", k[strings.LastIndexByte(k, '/')+1:], now[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
 }
 
 // ProfileEnv names the environment variable that, when set to a file

@@ -157,3 +157,38 @@ func TestRunHeapProfile(t *testing.T) {
 		t.Fatalf("unwritable profile path: %v", err)
 	}
 }
+
+func TestRunnerFlagsMarked(t *testing.T) {
+	for _, n := range []string{"runner", "staging_location", "environment_type", "job_name"} {
+		if !jobrun.RunnerFlag(n) {
+			t.Errorf("--%s is not a runner flag", n)
+		}
+	}
+	for _, n := range []string{"verbose", "allow_empty", "take_over", "expose_job_service"} {
+		if jobrun.RunnerFlag(n) {
+			t.Errorf("--%s, ctxsim's own, is listed as a runner flag", n)
+		}
+	}
+}
+
+func TestChangedCounters(t *testing.T) {
+	counter.Reset()
+	ctx := context.Background()
+	status := changedCounters()
+	if s := status(); s != "" {
+		t.Errorf("no counter yet: %q", s)
+	}
+	a, b := counter.New("beamjob_test", "apples"), counter.New("beamjob_test", "pears")
+	a.Inc(ctx, 2)
+	b.Inc(ctx, 3)
+	if s := status(); s != "apples 2, pears 3" {
+		t.Errorf("got %q", s)
+	}
+	b.Inc(ctx, 1)
+	if s := status(); s != "pears 4" {
+		t.Errorf("only pears changed: got %q", s)
+	}
+	if s := status(); s != "" {
+		t.Errorf("nothing changed: got %q", s)
+	}
+}

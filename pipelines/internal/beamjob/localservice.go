@@ -3,7 +3,6 @@ package beamjob
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -16,7 +15,7 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/loopguard"
 )
 
-var exposeJobService = flag.Bool("expose_job_service", false,
+var exposeJobService = jobrun.OwnBool("expose_job_service", false,
 	"Let other hosts reach the job service that a local (prism) run starts in this process. "+
 		"The service has no authentication, and it runs the command that a submitted pipeline's PROCESS "+
 		"environment names: whoever can reach it can run commands as this user. Off: only this host can connect.")

@@ -31,6 +31,11 @@ import (
 const Usage = `
 evaluate: STS pairs -> Origin labels (Eq. 4), the hybrid, and baselines -> Spearman x100.
 
+The settings are --preset plus overrides, as in bin/harvest, but --preset
+defaults to small here: the harvest's default method (the contrastive
+context model, Eq. 4 as zref, the hybrid labeler) at top_k 2000, rerank 200,
+set_size 100, a tenth of the depth of the harvest's default (--preset=default).
+
 Reads a TSV with a header and the columns score, s1, s2 (further columns are
 ignored), as in stsb-dev.tsv. Every variant runs on the same pairs and shares
 one cache of (sentence, context) scores, so ablations that reuse contexts cost

@@ -31,12 +31,17 @@ import (
 const Usage = `
 harvest: corpus index + models -> labeled sentence pairs (Parquet).
 
-For each sampled corpus sentence: retrieve the top --top_k chunks (its own
-chunks excluded), expand them into contexts, keep the --rerank best by the
-coherence model, score those with Eq. 3, and select C_s (--set_size, at most
-one context per chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the
-sentences' retrieval neighbourhoods, stratified by link rank, plus random
-pairs; each is labelled with Eq. 4 over C_s1 + C_s2.
+For each sampled corpus sentence (--sample; default all of them): retrieve
+the top --top_k chunks (its own chunks excluded), expand them into contexts,
+keep the --rerank best by --rerank_by (by default ctx, the contrastive
+context model; disc, the coherence model, in the paper presets), score those
+with Eq. 3 (--lambda), and select C_s (--set_size, at most one context per
+chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the sentences'
+retrieval neighbourhoods, stratified by link rank, plus random pairs; each
+is labelled by --labeler over C_s1 + C_s2: by default hybrid, the mean of
+Eq. 4 (as zref) and the TF-IDF cosine of the two sentences; origin, Eq. 4
+alone, is the paper's. The default, --preset=default, works at the paper's
+depth (top_k 20000); --preset=small or demo is faster.
 
 Writes under --output:
   pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
@@ -134,6 +139,7 @@ func Run(ctx context.Context, c Config) error {
 	if err := jobrun.Uncommit(ctx, c.Output); err != nil {
 		return err
 	}
+	c.warnBefore(ctx)
 	spec, err := Prepare(ctx, c.Method, c.Model, c.Index, c.Chunks, c.vectorsRoot())
 	if err != nil {
 		return err
@@ -181,6 +187,7 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	fmt.Printf("harvest: report in %s\n", reportPath)
+	c.warnAfter(sum)
 	if c.Print > 0 && !storage.IsRemote(c.Output) {
 		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
 	}

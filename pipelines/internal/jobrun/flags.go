@@ -14,14 +14,14 @@ import (
 // osExit is os.Exit; tests replace it.
 var osExit = os.Exit
 
-var verbose = flag.Bool("verbose", false, "Log the runner's informational messages.")
+var verbose = OwnBool("verbose", false, "Log the runner's informational messages, and notes such as counters the runner reported differently.")
 
 // Init parses flags and initialises Beam. It must be called first in main.
-// usage is printed by -help above the flag list.
+// usage is printed by -help above the job's flags, which come before
+// Beam's runner flags (MarkRunnerFlags).
 func Init(usage string) {
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "%s\n\nFlags:\n", strings.TrimSpace(usage))
-		flag.PrintDefaults()
+		printUsage(flag.CommandLine.Output(), usage, flag.CommandLine, RunnerFlag)
 	}
 	flag.Parse()
 	SetupLogging()
@@ -42,6 +42,9 @@ func SetupLogging() {
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 }
+
+// Verbose reports whether --verbose was given.
+func Verbose() bool { return *verbose }
 
 // Fail prints err and exits with status 1.
 func Fail(err error) {

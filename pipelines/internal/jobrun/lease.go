@@ -3,7 +3,6 @@ package jobrun
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +14,7 @@ import (
 	"github.com/ctxsim/ctxsim/storage/lease"
 )
 
-var takeOver = flag.Bool("take_over", false,
+var takeOver = OwnBool("take_over", false,
 	"Take the output's lease from the run that holds it. Use only when that run is dead: two live runs into one output mix their files.")
 
 var (

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-var allowEmpty = flag.Bool("allow_empty", false,
+var allowEmpty = OwnBool("allow_empty", false,
 	"Accept a run that produces no rows (no documents, no queries, no pairs); by default that is an error.")
 
 // Range is the allowed interval of a numeric flag; Open excludes Lo.

@@ -64,7 +64,11 @@ pair labeled before from the same two context sets keeps its label, the
 others are labeled.
 With no previous version, or one made with other settings or models, the
 run harvests everything. A run whose corpus and settings equal the current
-version's changes nothing.`
+version's changes nothing.
+
+The method flags are bin/harvest's, with its defaults: every sentence
+(--sample=1) at the paper's depth (--preset=default, top_k 20000), the
+slowest setting; --sample or --preset=small or demo make a quicker run.`
 
 // Config is the refresh job's command line.
 type Config struct {
@@ -235,6 +239,11 @@ func Run(ctx context.Context, c Config) error {
 			fmt.Printf("refresh: the corpus and settings are those of %s; nothing to do\n", pm.Version)
 			return storage.RemoveAll(ctx, vdir)
 		}
+	}
+
+	if pm == nil || pm.Method != m.Method || pm.ModelFingerprint != m.ModelFingerprint {
+		// Every sentence is labeled: no earlier label can be reused.
+		harvestjob.WarnWholeCorpus(os.Stderr, "refresh", c.Method, int64(m.Sentences))
 	}
 
 	// 3. The index: the parent's, updated; or built afresh.

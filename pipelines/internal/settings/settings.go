@@ -25,21 +25,61 @@ type Flags struct {
 // default.
 func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 	return &Flags{
-		fs: fs,
-		preset: fs.String("preset", defaultPreset, "Settings preset: "+strings.Join(method.PresetNames(), ", ")+
-			" (default: the contrastive scorer with the hybrid labeler at the paper's depth; paper: the paper's four terms and cosine; small and demo are shallower)."),
-		topK:     fs.Int("top_k", 0, "Override: chunks retrieved per sentence."),
-		rerank:   fs.Int("rerank", 0, "Override: contexts kept after ranking every candidate by --rerank_by (R)."),
-		rerankBy: fs.String("rerank_by", "", "Override: the term that ranks candidates down to R (ctx or disc)."),
-		setSize:  fs.Int("set_size", 0, "Override: |C_s|."),
+		fs:       fs,
+		preset:   fs.String("preset", defaultPreset, presetHelp(defaultPreset)),
+		topK:     fs.Int("top_k", 0, "Override: chunks retrieved per sentence (0: the preset's)."),
+		rerank:   fs.Int("rerank", 0, "Override: contexts kept after ranking every candidate by --rerank_by (R; 0: the preset's)."),
+		rerankBy: fs.String("rerank_by", "", "Override: the term that ranks candidates down to R: ctx (the contrastive context model) or disc (the coherence model). "+byPreset(func(s method.Settings) string { return s.RerankBy })),
+		setSize:  fs.Int("set_size", 0, "Override: |C_s| (0: the preset's)."),
 		lambda: fs.String("lambda", "", "Override: the weights of Eq. 3 by term, name:weight,... "+
-			"(terms ctx, disc, to_s, to_left, to_right; a term left out is off and its model not run), e.g. ctx:1 or disc:1,to_s:1,to_left:1,to_right:1."),
+			"(terms ctx, disc, to_s, to_left, to_right; a term left out is off and its model not run), e.g. ctx:1 or disc:1,to_s:1,to_left:1,to_right:1. "+
+			byPreset(func(s method.Settings) string { return method.FormatLambda(s.Lambda) })),
 		noDiversity: fs.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints."),
-		similarity:  fs.String("similarity", "", "Override: Eq. 4 similarity, cosine (the paper's) or pearson."),
+		similarity: fs.String("similarity", "", "Override: Eq. 4 similarity: zref (the cosine of the scores standardised over the models' reference contexts), cosine (the paper's) or pearson. "+
+			byPreset(func(s method.Settings) string { return s.Similarity })),
 		genPrecision: fs.String("gen_precision", "", "Override: the arithmetic of the generative model's linear layers, fp32 (the default) or bf16 "+
 			"(operands rounded to bfloat16, sums in float32: it needs AVX512_BF16 and pays on some CPUs only: about 1.5x the scoring rate measured on AMD Zen 4, 0.6-0.7x on an Intel Xeon with AMX; the generative terms change by the rounding, and the settings, so no earlier label is reused)."),
-		labeler: fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane)."),
+		labeler: fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane). "+
+			byPreset(func(s method.Settings) string { return s.Labeler })),
 	}
+}
+
+// presetHelp is --preset's help: what the presets set, read from the
+// presets themselves, and the job's default.
+func presetHelp(defaultPreset string) string {
+	methods := groupPresets(func(s method.Settings) string {
+		return fmt.Sprintf("Eq. 3 %s reranked by %s, Eq. 4 as %s, the %s labeler", method.FormatLambda(s.Lambda), s.RerankBy, s.Similarity, s.Labeler)
+	}, ": ")
+	depth := groupPresets(func(s method.Settings) string {
+		return fmt.Sprintf("%d/%d/%d", s.TopK, s.Rerank, s.SetSize)
+	}, " ")
+	return fmt.Sprintf("Settings preset; this job's default is %q. Method: %s. Depth (top_k/rerank/set_size, the paper's is 20000/1000/500): %s.",
+		defaultPreset, methods, depth)
+}
+
+// groupPresets lists the presets by the value each sets, as "a, b<sep>value;
+// c, d<sep>value".
+func groupPresets(value func(method.Settings) string, sep string) string {
+	var order []string
+	names := map[string][]string{}
+	for _, name := range method.PresetNames() {
+		st, _ := method.Preset(name)
+		v := value(st)
+		if names[v] == nil {
+			order = append(order, v)
+		}
+		names[v] = append(names[v], name)
+	}
+	parts := make([]string, len(order))
+	for i, v := range order {
+		parts[i] = strings.Join(names[v], ", ") + sep + v
+	}
+	return strings.Join(parts, "; ")
+}
+
+// byPreset says, for an override's help, the value each preset sets.
+func byPreset(value func(method.Settings) string) string {
+	return "Empty: the preset's (" + groupPresets(value, ": ") + ")."
 }
 
 // Settings returns the preset with the overrides applied, validated. Errors
@@ -104,8 +144,9 @@ type Harvest struct {
 // RegisterHarvest adds the harvest flags to fs.
 func RegisterHarvest(fs *flag.FlagSet) *HarvestFlags {
 	return &HarvestFlags{
-		Flags:  Register(fs, "default"),
-		sample: fs.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs."),
+		Flags: Register(fs, "default"),
+		sample: fs.Float64("sample", 1, "Fraction of corpus sentences to label, chosen by a hash of their IDs. "+
+			"The default, 1, labels every sentence, at the default preset's depth the slowest run: try --sample=0.01 or --preset=small or demo first."),
 		sampleFrom: fs.Float64("sample_from", 0, "Start of the sample's window of ID hashes: the sentences whose hash, as a fraction, lies in [sample_from, sample_from+sample). "+
 			"Runs with windows that do not overlap label disjoint sentences."),
 		minWords:   fs.Int("min_words", 4, "Sentences with fewer words are not labelled."),

@@ -61,3 +61,22 @@ func TestHarvest(t *testing.T) {
 		t.Fatalf("bad method setting: %v", err)
 	}
 }
+
+func TestHelpStatesThePresets(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	Register(fs, "small")
+	preset := fs.Lookup("preset").Usage
+	for _, want := range []string{`this job's default is "small"`,
+		"default, demo, small: Eq. 3 ctx:1 reranked by ctx, Eq. 4 as zref, the hybrid labeler",
+		"paper, paper_demo, paper_small: Eq. 3 disc:1,to_left:1,to_right:1,to_s:1 reranked by disc, Eq. 4 as cosine, the origin labeler",
+		"default, paper 20000/1000/500"} {
+		if !strings.Contains(preset, want) {
+			t.Errorf("--preset help lacks %q:\n%s", want, preset)
+		}
+	}
+	for name, want := range map[string]string{"similarity": "zref", "labeler": "default, demo, small: hybrid", "rerank_by": "default, demo, small: ctx"} {
+		if u := fs.Lookup(name).Usage; !strings.Contains(u, want) {
+			t.Errorf("--%s help lacks %q:\n%s", name, want, u)
+		}
+	}
+}

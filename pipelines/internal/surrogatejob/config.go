@@ -10,12 +10,14 @@ import (
 
 // Usage is the job's description, printed by -help above the flags.
 const Usage = `
-surrogate: harvested pairs -> averaged-subword sentence encoders -> STS
+surrogate: harvested pairs -> averaged-token sentence encoders -> STS
 Spearman and EvalRank beside a TF-IDF baseline.
 
 Reads the harvest's pairs table (schemas.LabeledPair), tokenizes the sentences
-with the tokenizer of the harvest's model directory (the pairs' model
-fingerprint must match it), trains one encoder per objective (l2: the paper's
+as --tokens says with the harvest's model directory (the pairs' model
+fingerprint must match it): by default into the contrastive model's words or
+stems when the directory holds one (train's default), else with its subword
+tokenizer. It trains one encoder per objective (l2: the paper's
 squared error on cosine; contrastive: InfoNCE on pairs labelled at least
 --threshold; multisim: locality-weighted multi-similarity) on the pairs of
 --split, with the pairs of --dev_split for the learning curve, and saves each
@@ -83,7 +85,7 @@ type Config struct {
 // and help text.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Pairs, "pairs", "", "Harvested pairs table: comma-separated Parquet globs or directories, local or gs:// (required).")
-	fs.StringVar(&c.Model, "model", "", "The harvest's model directory, local or gs://, for its tokenizer (required).")
+	fs.StringVar(&c.Model, "model", "", "The harvest's model directory, local or gs://, for its tokens (see --tokens; required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for <objective>/ models and results.json, local or gs:// (required).")
 	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, contrastive, multisim.")
 	fs.IntVar(&c.Dim, "dim", 300, "Width of the token and sentence embeddings.")

@@ -72,6 +72,9 @@ func (j *job) trainCtx(trainDocs []examples.Doc, ranks *rankSuite) error {
 	}
 	fmt.Printf("ctx: dim %d, vocabulary %d words (stems: %v) + %d buckets, batch %d, %.1f epochs, %d threads\n",
 		c.Dim, c.Vocab, c.Stem, c.Buckets, c.Batch, c.Epochs, th)
+	steps, sentences := ctxSteps(trainDocs, c.Epochs, c.Batch)
+	warnShortTraining(os.Stderr, "ctx", steps, fmt.Sprintf("%d training sentences, %g epochs of batch %d", sentences, c.Epochs, c.Batch),
+		"train on a larger corpus, or raise --ctx_epochs or lower --ctx_batch")
 	t0 := time.Now()
 	// The held-out check runs at a tenth of the tasks during training, in
 	// full at the end.
@@ -92,6 +95,7 @@ func (j *job) trainCtx(trainDocs []examples.Doc, ranks *rankSuite) error {
 	}
 	rank, line := ranks.run(0, ctxRankScore(m))
 	fmt.Printf("ctx: trained in %.1f min; held-out context ranking: %s\n", time.Since(t0).Minutes(), line)
+	warnNearChance(os.Stderr, "ctx", rank)
 	j.res.Ctx = map[string]any{"config": c, "threads": th, "train_seconds": time.Since(t0).Seconds(),
 		"vocabulary_words": m.VocabWords(), "context_ranking": map[string]any{"ctx": rank}}
 	j.res.CtxCurve = curve
@@ -117,6 +121,7 @@ func (j *job) trainDisc(tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples
 	evalEx := heldEx[:min(j.c.EvalExamples, len(heldEx))]
 	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
 		len(trainEx), len(evalEx), j.pc.steps, j.c.Batch, j.c.Head, nn.Backend())
+	warnShortTraining(os.Stderr, "disc", j.pc.steps, "--preset="+j.c.Preset, "use --preset=base or raise --disc_steps")
 	tr := disc.NewTrainer(model, tok, j.c.LR)
 	t0 := time.Now()
 	curve, err := runLoop(loop[examples.Coherence]{
@@ -135,6 +140,7 @@ func (j *job) trainDisc(tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples
 	final := model.Evaluate(tok, evalEx, 256)
 	mrr, hits1 := model.Ranking(tok, evalEx, 20, j.c.Seed)
 	rank, line := ranks.run(0, discRankScore(model, tok))
+	warnNearChance(os.Stderr, "disc", rank)
 	j.res.Disc = map[string]any{"config": dcfg, "steps": j.pc.steps, "batch": j.c.Batch, "lr": j.c.LR,
 		"train_seconds": time.Since(t0).Seconds(), "held_out": final,
 		"context_ranking_mrr_at_20": mrr, "context_ranking_hits1_at_20": hits1,
@@ -164,6 +170,7 @@ func (j *job) trainGen(tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.
 	gEval := gHeld[:min(j.c.EvalExamples, len(gHeld))]
 	fmt.Printf("gen: %d training examples, %d held-out examples, %d steps of %d\n",
 		len(gTrain), len(gEval), j.pc.genSteps, j.c.Batch)
+	warnShortTraining(os.Stderr, "gen", j.pc.genSteps, "--preset="+j.c.Preset, "use --preset=base or raise --gen_steps")
 	gtr := gen.NewTrainer(gm, tok, j.c.GenLR)
 	t0 := time.Now()
 	curve, err := runLoop(loop[examples.Infill]{

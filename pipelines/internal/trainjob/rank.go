@@ -53,6 +53,10 @@ func (rs *rankSuite) run(limit int, score func(examples.RankTask) []float32) (ma
 		// distractors need n-1 slots apart from the sentence) give none.
 		r.N, r.Kind = s.n, s.kind.String()
 		out[s.key] = r
+		if r.Tasks == 0 {
+			parts = append(parts, s.key+" no task (held-out set too small)")
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s MRR %.3f hits@1 %.3f", s.key, r.MRR, r.Hits1))
 	}
 	return out, strings.Join(parts, "; ")

@@ -11,8 +11,11 @@ import (
 	"crypto/sha256"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
@@ -94,10 +97,10 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "Random seed: same inputs and seed give the same models.")
 	fs.IntVar(&c.MaxDocs, "max_docs", 0, "Use at most this many documents (by ID order); 0 = all.")
 	fs.Float64Var(&c.HeldOut, "held_out", 0.02, "Fraction of documents held out for metrics.")
-	fs.IntVar(&c.VocabSize, "vocab_size", 0, "Tokenizer vocabulary (0: 12000 base, 4000 tiny).")
+	fs.IntVar(&c.VocabSize, "vocab_size", 0, "Tokenizer vocabulary ("+presetDefault(func(p presetConfig) any { return p.vocab })+").")
 	fs.StringVar(&c.Head, "head", disc.HeadInteraction, "Coherence head: interaction or linear (the paper's separable head).")
-	fs.IntVar(&c.DiscSteps, "disc_steps", 0, "Training steps of the coherence model (0: preset default).")
-	fs.IntVar(&c.GenSteps, "gen_steps", 0, "Training steps of the generative model (0: preset default).")
+	fs.IntVar(&c.DiscSteps, "disc_steps", 0, "Training steps of the coherence model ("+presetDefault(func(p presetConfig) any { return p.steps })+").")
+	fs.IntVar(&c.GenSteps, "gen_steps", 0, "Training steps of the generative model ("+presetDefault(func(p presetConfig) any { return p.genSteps })+").")
 	fs.Float64Var(&c.GenLR, "gen_lr", 5e-4, "Adam learning rate of the generative model.")
 	fs.IntVar(&c.Batch, "batch", 32, "Examples per training step.")
 	fs.Float64Var(&c.LR, "lr", 2e-3, "Adam learning rate.")
@@ -109,11 +112,22 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.ReferenceContexts, "reference_contexts", 500, "Training contexts drawn once and saved as reference.json: the zref reading of Eq. 4 standardises a sentence's scores over them.")
 	fs.IntVar(&c.RankTasks, "rank_tasks", 500, "Held-out sentences per context-ranking test (the infilling model uses a tenth).")
 	fs.IntVar(&c.Threads, "threads", 0, "Threads the contrastive model trains with (0: one per CPU; the weights do not depend on it).")
-	fs.IntVar(&c.CtxDim, "ctx_dim", 0, "Contrastive model: embedding width (0: preset default).")
-	fs.Float64Var(&c.CtxEpochs, "ctx_epochs", 0, "Contrastive model: epochs over the training slots (0: preset default).")
-	fs.IntVar(&c.CtxBatch, "ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives (0: preset default).")
-	fs.Float64Var(&c.CtxLR, "ctx_lr", 0, "Contrastive model: peak Adam learning rate (0: preset default).")
+	fs.IntVar(&c.CtxDim, "ctx_dim", 0, "Contrastive model: embedding width ("+presetDefault(func(p presetConfig) any { return p.ctx().Dim })+").")
+	fs.Float64Var(&c.CtxEpochs, "ctx_epochs", 0, "Contrastive model: epochs over the training slots ("+presetDefault(func(p presetConfig) any { return p.ctx().Epochs })+").")
+	fs.IntVar(&c.CtxBatch, "ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives ("+presetDefault(func(p presetConfig) any { return p.ctx().Batch })+").")
+	fs.Float64Var(&c.CtxLR, "ctx_lr", 0, "Contrastive model: peak Adam learning rate ("+presetDefault(func(p presetConfig) any { return p.ctx().LR })+").")
 	fs.StringVar(&c.GenDirections, "gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
+}
+
+// presetDefault describes a flag's 0 for its help: the value each preset
+// gives it, e.g. "0: the preset's, 20000 base, 300 tiny".
+func presetDefault(value func(presetConfig) any) string {
+	names := slices.Sorted(maps.Keys(presets))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprint(value(presets[n])) + " " + n
+	}
+	return "0: the preset's, " + strings.Join(parts, ", ")
 }
 
 // trainState is what a checkpoint records besides the model and optimiser.
@@ -299,6 +313,7 @@ func (j *job) trainModels(trainDocs, heldDocs []examples.Doc, want map[string]bo
 		return fmt.Errorf("reference contexts: %w", err)
 	}
 	ranks := newRankSuite(heldDocs, j.c.RankTasks, 2, int64(j.c.Seed)+7)
+	warnSmallHeldOut(os.Stderr, ranks, len(heldDocs))
 	if want["ctx"] {
 		if err := j.trainCtx(trainDocs, ranks); err != nil {
 			return err
