@@ -30,8 +30,14 @@ func output() io.Writer {
 // Interval.
 var lastLine atomic.Int64
 
-// Interval is the least time between two progress lines of one Reporter.
+// Interval is the longest a running job goes without a progress line: a
+// Reporter prints every four fifths of it (8 s) while its stage is busy,
+// and a Heartbeat prints when no line has been printed for Interval.
 var Interval = 10 * time.Second
+
+// reporterEvery is the least time between two lines of one Reporter:
+// short enough that a busy stage's lines come before a heartbeat's.
+func reporterEvery() time.Duration { return Interval * 4 / 5 }
 
 // Reporter counts items of one stage in one worker and prints a line to
 // stderr now and then. It is safe for concurrent use.
@@ -51,12 +57,12 @@ func New(stage, unit string) *Reporter {
 	return &Reporter{stage: stage, unit: unit, start: now, last: now}
 }
 
-// Add counts n more items, printing a line if Interval has passed.
+// Add counts n more items, printing a line if reporterEvery has passed.
 func (r *Reporter) Add(n int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n += n
-	if now := time.Now(); now.Sub(r.last) >= Interval {
+	if now := time.Now(); now.Sub(r.last) >= reporterEvery() {
 		r.last = now
 		r.print(now)
 	}
@@ -90,8 +96,9 @@ var heartbeats struct {
 
 // Heartbeat prints "[time] name: 1m20s elapsed, <status()>" whenever no
 // progress line (of a Reporter or a heartbeat) has been printed for
-// Interval and a fifth (12 s: a busy Reporter prints a little later than
-// every Interval, and its line is the one to keep), until stop is called. status may be nil, and may return "".
+// Interval (10 s), checked every twentieth of it, until stop is called.
+// A busy Reporter prints more often than that, so its lines are the ones
+// seen while it runs. status may be nil, and may return "".
 // A heartbeat started inside another's lifetime replaces it until it
 // stops.
 func Heartbeat(name string, status func() string) (stop func()) {
@@ -108,7 +115,7 @@ func Heartbeat(name string, status func() string) (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		check := min(Interval/10, time.Second)
+		check := min(Interval/20, time.Second/2)
 		tick := time.NewTicker(max(check, time.Millisecond))
 		defer tick.Stop()
 		for {
@@ -122,7 +129,7 @@ func Heartbeat(name string, status func() string) (stop func()) {
 			}
 			now := time.Now()
 			last := lastLine.Load()
-			if now.UnixNano()-last < int64(Interval+Interval/5) || !lastLine.CompareAndSwap(last, now.UnixNano()) {
+			if now.UnixNano()-last < int64(Interval-check) || !lastLine.CompareAndSwap(last, now.UnixNano()) {
 				continue
 			}
 			line := fmt.Sprintf("[%s] %s: %s elapsed", now.Format("15:04:05"), name, now.Sub(start).Round(time.Second))
