@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -17,6 +18,16 @@ const MetaRecordKey = "ctxsim.record"
 // MetaRunKey is the Parquet key/value metadata key holding the ID of the
 // run that wrote the file (when the writer was given one).
 const MetaRunKey = "ctxsim.run_id"
+
+// MetaProvenanceKey is the Parquet key/value metadata key holding, as
+// JSON, what a harvest's tables were made from and by what (the inputs as
+// given, the model, the settings, the sample, the tool's version, the
+// command line): the "provenance" object of the harvest's summary.json.
+const MetaProvenanceKey = "ctxsim.provenance"
+
+// MetaScoreKey is the Parquet key/value metadata key of a TrainingPair
+// file saying how its score was made from the harvested label.
+const MetaScoreKey = "ctxsim.score"
 
 // DefaultRowGroupRows bounds the rows buffered per row group, and so the
 // memory a writer holds, for records of a few hundred bytes.
@@ -38,6 +49,11 @@ type WriterOptions struct {
 	// RunID, when set, is recorded in the file's metadata (MetaRunKey), so
 	// a reader can tell which run wrote it.
 	RunID string
+	// Metadata is more key/value metadata for the file's footer (a
+	// harvest's provenance, MetaProvenanceKey). Its keys must not be
+	// those this package writes itself (MetaVersionKey, MetaRecordKey,
+	// MetaRunKey).
+	Metadata map[string]string
 }
 
 // Writer writes records of one type to a Parquet file with bounded memory.
@@ -95,6 +111,17 @@ func NewWriter(w io.Writer, t reflect.Type, opts WriterOptions) *Writer {
 	}
 	if opts.RunID != "" {
 		options = append(options, parquet.KeyValueMetadata(MetaRunKey, opts.RunID))
+	}
+	keys := make([]string, 0, len(opts.Metadata))
+	for k := range opts.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same footer, byte for byte, on every run
+	for _, k := range keys {
+		if k == MetaVersionKey || k == MetaRecordKey || k == MetaRunKey {
+			panic(fmt.Sprintf("schemas: metadata key %q is written by NewWriter itself", k))
+		}
+		options = append(options, parquet.KeyValueMetadata(k, opts.Metadata[k]))
 	}
 	pw := parquet.NewWriter(w, options...)
 	return &Writer{pw: pw, maxBytes: maxBytes}

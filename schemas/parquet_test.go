@@ -69,6 +69,48 @@ func TestRoundTripAndRowGroupBytes(t *testing.T) {
 	}
 }
 
+// A writer's extra metadata is in the file's footer beside the version,
+// the record and the run, and the file holds exactly the record's columns.
+func TestWriterMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.parquet")
+	rows := []TrainingPair{{Sentence1: "a", Sentence2: "b", Score: 0.5}}
+	writeRows(t, path, rows, WriterOptions{RunID: "r1", Metadata: map[string]string{
+		MetaProvenanceKey: `{"model":"m"}`, MetaScoreKey: "clip"}})
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{MetaVersionKey: Version, MetaRecordKey: "TrainingPair", MetaRunKey: "r1",
+		MetaProvenanceKey: `{"model":"m"}`, MetaScoreKey: "clip"} {
+		if v, _ := pf.Lookup(k); v != want {
+			t.Errorf("metadata %s = %q, want %q", k, v, want)
+		}
+	}
+	var cols []string
+	for _, c := range pf.Schema().Fields() {
+		cols = append(cols, c.Name())
+	}
+	if fmt.Sprint(cols) != "[sentence1 sentence2 score]" {
+		t.Fatalf("columns %v", cols)
+	}
+	got, err := readRows[TrainingPair](path)
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Fatalf("read back %v (%v)", got, err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a metadata key NewWriter writes itself was accepted")
+		}
+	}()
+	NewWriter(io.Discard, reflect.TypeOf(TrainingPair{}), WriterOptions{Metadata: map[string]string{MetaRunKey: "x"}})
+}
+
 func TestChunkText(t *testing.T) {
 	c := Chunk{Sentences: []string{"One.", "Two three.", "Four."}}
 	if got := c.Text(); got != "One. Two three. Four." {

@@ -159,6 +159,22 @@ type LabeledPair struct {
 	ContextsDigest string `parquet:"contexts_digest" json:"contexts_digest"`
 }
 
+// TrainingPair is a labeled pair as a sentence-similarity trainer reads
+// it: the two sentences and a score in [0, 1] and nothing else, so that a
+// trainer that feeds every column but the label to the model (the
+// sentence-transformers trainer does) gets the two texts. A harvest
+// writes one table of them per split (export/train, export/dev,
+// export/test); Score is the pair's label clipped to [0, 1] (see
+// MetaScoreKey).
+type TrainingPair struct {
+	Sentence1 string  `parquet:"sentence1" json:"sentence1"`
+	Sentence2 string  `parquet:"sentence2" json:"sentence2"`
+	Score     float32 `parquet:"score" json:"score"`
+}
+
+// Key returns the pair's identity: its two texts.
+func (p TrainingPair) Key() string { return p.Sentence1 + "\x00" + p.Sentence2 }
+
 // DeadLetter is a record that could not be processed, with the reason.
 // Nothing is dropped silently: every input either flows on or ends here.
 type DeadLetter struct {

@@ -500,3 +500,28 @@ func ReadParquet[T any](ctx context.Context, name string) ([]T, error) {
 	})
 	return all, err
 }
+
+// ReadMetadata returns the key/value metadata of the Parquet file name
+// (local or remote), checked as ReadRows checks a file of records of type
+// t: the schema version, the record type and, for a file of a table with a
+// manifest, its size, checksum, rows and run.
+func ReadMetadata(ctx context.Context, name string, t reflect.Type) (map[string]string, error) {
+	f, err := openChecked(ctx, name, t)
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	st, err := f.fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f.fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := map[string]string{}
+	for _, kv := range pf.Metadata().KeyValueMetadata {
+		out[kv.Key] = kv.Value
+	}
+	return out, nil
+}

@@ -76,7 +76,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // name is unique to this attempt, which is renamed when complete. It
 // returns the file's entry for the manifest.
 func writeParquet(ctx context.Context, dir, name string, t reflect.Type, rowGroupRows int64, run string,
-	fill func(write func(row any) error) error) (FileEntry, error) {
+	meta map[string]string, fill func(write func(row any) error) error) (FileEntry, error) {
 	fs, err := New(ctx, dir)
 	if err != nil {
 		return FileEntry{}, err
@@ -89,7 +89,7 @@ func writeParquet(ctx context.Context, dir, name string, t reflect.Type, rowGrou
 		return FileEntry{}, fmt.Errorf("create %s: %w", tmp, err)
 	}
 	cw := &countingWriter{w: wc}
-	pw := schemas.NewWriter(cw, t, schemas.WriterOptions{RowGroupRows: rowGroupRows, RunID: run})
+	pw := schemas.NewWriter(cw, t, schemas.WriterOptions{RowGroupRows: rowGroupRows, RunID: run, Metadata: meta})
 	var n int64
 	ferr := fill(func(row any) error {
 		if err := pw.Write(row); err != nil {
@@ -133,6 +133,9 @@ type TableSpec struct {
 	// RowGroupRows bounds the rows per row group; 0 means
 	// schemas.DefaultRowGroupRows.
 	RowGroupRows int64
+	// Metadata is more key/value metadata written into every file of the
+	// table (schemas.WriterOptions.Metadata), empty shards' included.
+	Metadata map[string]string
 	// Part and Parts split the table among Parts writers that run one
 	// after another (a harvest in waves): part p writes the table's files
 	// p*NumShards to (p+1)*NumShards-1 of Parts*NumShards, and its Commit
@@ -150,7 +153,7 @@ func (t TableSpec) fileName(i int) string {
 // writeParquet), with the rows fill passes to its writer, and returns the
 // file's entry.
 func (t TableSpec) WriteShard(ctx context.Context, i int, fill func(write func(row any) error) error) (FileEntry, error) {
-	return writeParquet(ctx, t.Dir, t.fileName(i), t.Type, t.RowGroupRows, t.RunID, fill)
+	return writeParquet(ctx, t.Dir, t.fileName(i), t.Type, t.RowGroupRows, t.RunID, t.Metadata, fill)
 }
 
 // Commit completes the table once every shard is written: it checks that

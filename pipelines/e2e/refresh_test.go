@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
 // checkVectorsCarried checks that the second version under root stored
@@ -193,6 +195,7 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("updated index %s differs from the rebuilt one %s", v2.IndexFingerprint, f1.IndexFingerprint)
 	}
 	refPairs := sortedPairs(t, filepath.Join(root, "versions/v000002/harvest/pairs"))
+	checkExport(t, filepath.Join(root, "versions/v000002/harvest"), refPairs)
 	fullPairs := sortedPairs(t, filepath.Join(full, "versions/v000001/harvest/pairs"))
 	refSets := sortedSets(t, filepath.Join(root, "versions/v000002/harvest/context_sets"))
 	fullSets := sortedSets(t, filepath.Join(full, "versions/v000001/harvest/context_sets"))
@@ -307,4 +310,41 @@ func sameSet(a, b schemas.ContextSet) bool {
 		}
 	}
 	return true
+}
+
+// checkExport checks a harvest's export for training under out against
+// its pairs: each split's table holds that split's pairs, with their
+// labels clipped to [0, 1], and the files carry the harvest's provenance.
+func checkExport(t *testing.T, out string, pairs []schemas.LabeledPair) {
+	t.Helper()
+	want := map[string]map[schemas.TrainingPair]int{}
+	n := map[string]int{}
+	for _, p := range pairs {
+		if want[p.Split] == nil {
+			want[p.Split] = map[schemas.TrainingPair]int{}
+		}
+		want[p.Split][schemas.TrainingPair{Sentence1: p.Sentence1, Sentence2: p.Sentence2, Score: min(max(p.Label, 0), 1)}]++
+		n[p.Split]++
+	}
+	for _, split := range []string{"train", "dev", "test"} {
+		dir := filepath.Join(out, "export", split)
+		got := readAll[schemas.TrainingPair](t, dir)
+		if len(got) != n[split] {
+			t.Fatalf("%s: %d pairs, the pairs table has %d in %s", dir, len(got), n[split], split)
+		}
+		for _, p := range got {
+			if want[split][p] == 0 {
+				t.Fatalf("%s: %+v is not a pair of the split with its label clipped to [0, 1]", dir, p)
+			}
+			want[split][p]--
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+		if len(files) == 0 {
+			t.Fatalf("%s: no Parquet files", dir)
+		}
+		meta, err := storage.ReadMetadata(context.Background(), files[0], reflect.TypeOf(schemas.TrainingPair{}))
+		if err != nil || !strings.Contains(meta[schemas.MetaProvenanceKey], `"version":`) || meta[schemas.MetaScoreKey] == "" {
+			t.Fatalf("%s: metadata %v (%v)", files[0], meta, err)
+		}
+	}
 }

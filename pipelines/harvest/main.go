@@ -20,7 +20,7 @@ func main() {
 	beamjob.Init(harvestjob.Usage)
 	jobrun.Require("output")
 	jobrun.CheckRanges(cfg.Ranges()...)
-	if err := jobrun.CheckOutput(context.Background(), "harvest", cfg.Output, "pairs", "context_sets", "dead_letters", "_waves"); err != nil {
+	if err := jobrun.CheckOutput(context.Background(), "harvest", cfg.Output, "pairs", "context_sets", "dead_letters", "export", "_waves"); err != nil {
 		jobrun.Fail(err)
 	}
 	jobrun.Lease("harvest", cfg.Output)

@@ -20,6 +20,7 @@ func main() {
 	cfg.Register(flag.CommandLine)
 	jobrun.Init(surrogatejob.Usage)
 	cfg.DimGiven, cfg.InitGiven = jobrun.FlagSet("dim"), jobrun.FlagSet("init")
+	cfg.ThresholdGiven = jobrun.FlagSet("threshold")
 	if err := cfg.CheckMode(); err != nil {
 		jobrun.Fail(err)
 	}

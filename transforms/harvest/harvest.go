@@ -141,9 +141,13 @@ func textSet(st schemas.Sentence) schemas.ContextSet {
 func noSet(schemas.Sentence, func(schemas.ContextSet)) {}
 
 // Write writes the tables under dir: pairs/ and context_sets/ in shards
-// files each, dead_letters/ in one.
-func (o Outputs) Write(s beam.Scope, dir string, shards int) {
-	o.WriteWave(s, dir, shards, Wave{}, storage.RunID())
+// files each, dead_letters/ in one, and the export of the pairs for
+// training (Export): export/train/ in shards files, export/dev/ and
+// export/test/ in one each. Every file carries meta (the harvest's
+// Provenance.Metadata) in its key/value metadata, and the export's files
+// the score's mapping (ScoreMapping) too.
+func (o Outputs) Write(s beam.Scope, dir string, shards int, meta map[string]string) {
+	o.WriteWave(s, dir, shards, Wave{}, storage.RunID(), meta)
 }
 
 // WriteWave writes the tables of one wave under dir (as Write does, each
@@ -151,12 +155,18 @@ func (o Outputs) Write(s beam.Scope, dir string, shards int) {
 // has run, CommitWaves completes them. The files record run as the run
 // that wrote them: every wave of a harvest gives the same, even when a
 // later process resumes the harvest.
-func (o Outputs) WriteWave(s beam.Scope, dir string, shards int, w Wave, run string) {
+func (o Outputs) WriteWave(s beam.Scope, dir string, shards int, w Wave, run string, meta map[string]string) {
 	cols := map[string]beam.PCollection{"pairs": o.Pairs, "context_sets": o.Sets, "dead_letters": o.Dead}
-	for _, t := range tables(dir, shards, w, run) {
+	for i, col := range Export(s, o.Pairs) {
+		cols[exportTable(Splits[i])] = col
+	}
+	for _, t := range tables(dir, shards, w, run, meta) {
 		parquetio.Write(s, t.cfg, cols[t.name])
 	}
 }
+
+// exportTable is the export's table of split, under a harvest's output.
+func exportTable(split string) string { return ExportDir + "/" + split }
 
 type table struct {
 	name string
@@ -164,17 +174,34 @@ type table struct {
 	row  reflect.Type
 }
 
-// tables are a harvest's tables under dir, as wave w of run writes them.
-func tables(dir string, shards int, w Wave, run string) []table {
-	var out []table
-	for _, t := range []struct {
+// tables are a harvest's tables under dir, as wave w of run writes them,
+// with meta in their files' metadata.
+func tables(dir string, shards int, w Wave, run string, meta map[string]string) []table {
+	exportMeta := map[string]string{schemas.MetaScoreKey: ScoreMapping}
+	for k, v := range meta {
+		exportMeta[k] = v
+	}
+	type spec struct {
 		name   string
 		shards int
 		row    reflect.Type
-	}{{"pairs", shards, reflect.TypeOf(schemas.LabeledPair{})}, {"context_sets", shards, reflect.TypeOf(schemas.ContextSet{})},
-		{"dead_letters", 1, reflect.TypeOf(schemas.DeadLetter{})}} {
+		meta   map[string]string
+	}
+	specs := []spec{{"pairs", shards, reflect.TypeOf(schemas.LabeledPair{}), meta},
+		{"context_sets", shards, reflect.TypeOf(schemas.ContextSet{}), meta},
+		{"dead_letters", 1, reflect.TypeOf(schemas.DeadLetter{}), meta}}
+	for _, sp := range Splits {
+		// About 98% of the pairs are train pairs, 1% each dev and test.
+		n := 1
+		if sp == "train" {
+			n = shards
+		}
+		specs = append(specs, spec{exportTable(sp), n, reflect.TypeOf(schemas.TrainingPair{}), exportMeta})
+	}
+	var out []table
+	for _, t := range specs {
 		out = append(out, table{t.name, parquetio.Config{Dir: storage.Join(dir, t.name), NumShards: t.shards,
-			RunID: run, Part: w.Index, Parts: w.Of}, t.row})
+			RunID: run, Part: w.Index, Parts: w.Of, Metadata: t.meta}, t.row})
 	}
 	return out
 }
@@ -183,7 +210,7 @@ func tables(dir string, shards int, w Wave, run string) []table {
 // (WriteWave) for run, once every wave has run: it writes each table's
 // manifest.
 func CommitWaves(ctx context.Context, dir string, shards, waves int, run string) error {
-	for _, t := range tables(dir, shards, Wave{Of: waves}, run) {
+	for _, t := range tables(dir, shards, Wave{Of: waves}, run, nil) {
 		spec := storage.TableSpec{Dir: t.cfg.Dir, NumShards: t.cfg.NumShards, Type: t.row, RunID: t.cfg.RunID, Parts: waves}
 		if _, err := spec.CommitParts(ctx); err != nil {
 			return err

@@ -149,3 +149,12 @@ func TestSplitProportions(t *testing.T) {
 		t.Fatalf("split %v", n)
 	}
 }
+
+// The exported score is the label clipped to [0, 1].
+func TestScore(t *testing.T) {
+	for label, want := range map[float32]float32{-0.7: 0, 0: 0, 0.42: 0.42, 1: 1, 1.3: 1} {
+		if got := Score(label); got != want {
+			t.Errorf("Score(%v) = %v, want %v", label, got, want)
+		}
+	}
+}

@@ -67,9 +67,26 @@ type Summary struct {
 	CtxPairs        map[string]int64 `json:"ctx_pairs"`
 	// CPUSecondsPerPair is CPUSeconds over the pairs labeled (not those
 	// copied), and CoreHours100M its projection to 100M labeled pairs.
-	CPUSecondsPerPair float64          `json:"cpu_seconds_per_pair"`
-	CoreHours100M     float64          `json:"core_hours_per_100m_pairs"`
-	Counters          map[string]int64 `json:"counters"`
+	CPUSecondsPerPair float64 `json:"cpu_seconds_per_pair"`
+	CoreHours100M     float64 `json:"core_hours_per_100m_pairs"`
+	// Export describes the training-ready export of the pairs.
+	Export ExportSummary `json:"export"`
+	// Provenance is what the harvest was made from and by what; the
+	// files of its tables carry the same in their metadata.
+	Provenance *Provenance      `json:"provenance,omitempty"`
+	Counters   map[string]int64 `json:"counters"`
+}
+
+// ExportSummary describes a harvest's export of its pairs for training
+// (Export): where its tables are, their columns, how the score is made
+// from the label, and the pairs of each split.
+type ExportSummary struct {
+	// Dirs are the tables' directories under the output, by split:
+	// "train", "dev", "test".
+	Dirs    map[string]string `json:"dirs"`
+	Columns []string          `json:"columns"`
+	Score   string            `json:"score"`
+	Pairs   map[string]int64  `json:"pairs"`
 }
 
 // HistogramBin is one bin of the label histogram: labels in [Lo, Hi).
@@ -102,7 +119,13 @@ func Summarize(c map[string]int64, st method.Settings, pc PairConfig, modelFP, i
 			"context_sets": c["harvest/ctx_pairs_context_sets"],
 			"labels":       c["harvest/ctx_pairs_labels"],
 		},
+		Export: ExportSummary{Dirs: map[string]string{}, Columns: []string{"sentence1", "sentence2", "score"},
+			Score: ScoreMapping, Pairs: map[string]int64{}},
 		Counters: c,
+	}
+	for _, sp := range Splits {
+		s.Export.Dirs[sp] = exportTable(sp)
+		s.Export.Pairs[sp] = c["export/pairs_"+sp]
 	}
 	s.Total = s.Labeled + s.Copied
 	if s.ContextSets > 0 {

@@ -210,3 +210,27 @@ func TestMain(m *testing.M) {
 	beam.Init()
 	os.Exit(m.Run())
 }
+
+// A table's metadata is in every file's footer, the empty shards' too.
+func TestWriteMetadata(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sentences")
+	p, s := beam.NewPipelineWithRoot()
+	meta := map[string]string{schemas.MetaProvenanceKey: `{"command":["x"]}`}
+	Write(s, Config{Dir: dir, NumShards: 6, Metadata: meta}, beam.CreateList(s, sentences(2)))
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	files, err := storage.Glob(context.Background(), filepath.Join(dir, "*.parquet"))
+	if err != nil || len(files) != 6 {
+		t.Fatalf("%d files (%v), want 6", len(files), err)
+	}
+	for _, f := range files {
+		got, err := storage.ReadMetadata(context.Background(), f, reflect.TypeOf(schemas.Sentence{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[schemas.MetaProvenanceKey] != meta[schemas.MetaProvenanceKey] || got[schemas.MetaRunKey] != storage.RunID() {
+			t.Fatalf("%s: metadata %v", f, got)
+		}
+	}
+}

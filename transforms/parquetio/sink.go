@@ -46,6 +46,9 @@ type Config struct {
 	// RunID is recorded in every file and in the manifest; empty means
 	// storage.RunID().
 	RunID string
+	// Metadata is more key/value metadata written into every file
+	// (storage.TableSpec.Metadata).
+	Metadata map[string]string
 	// Part and Parts make this pipeline write part Part of a table written
 	// by Parts pipelines in turn (storage.TableSpec.Part): it writes the
 	// part's NumShards files and commits the part, and the table is
@@ -56,7 +59,7 @@ type Config struct {
 // table is the storage.TableSpec of cfg's table, of records of type t.
 func (cfg Config) table(t reflect.Type) storage.TableSpec {
 	return storage.TableSpec{Dir: cfg.Dir, NumShards: max(cfg.NumShards, 1), Type: t, RunID: cfg.RunID,
-		RowGroupRows: cfg.RowGroupRows, Part: cfg.Part, Parts: cfg.Parts}
+		RowGroupRows: cfg.RowGroupRows, Metadata: cfg.Metadata, Part: cfg.Part, Parts: cfg.Parts}
 }
 
 // Write writes col, a PCollection of a struct type with parquet tags, as a
@@ -139,18 +142,19 @@ type table struct {
 	NumShards    int
 	RowGroupRows int64
 	RunID        string
+	Metadata     map[string]string
 	Type         beam.EncodedType
 	Part, Parts  int
 }
 
 func tableOf(t storage.TableSpec) table {
 	return table{Dir: t.Dir, NumShards: t.NumShards, RowGroupRows: t.RowGroupRows, RunID: t.RunID,
-		Type: beam.EncodedType{T: t.Type}, Part: t.Part, Parts: t.Parts}
+		Metadata: t.Metadata, Type: beam.EncodedType{T: t.Type}, Part: t.Part, Parts: t.Parts}
 }
 
 func (t table) spec() storage.TableSpec {
 	return storage.TableSpec{Dir: t.Dir, NumShards: t.NumShards, Type: t.Type.T, RunID: t.RunID,
-		RowGroupRows: t.RowGroupRows, Part: t.Part, Parts: t.Parts}
+		RowGroupRows: t.RowGroupRows, Metadata: t.Metadata, Part: t.Part, Parts: t.Parts}
 }
 
 // writeShardFn writes one shard's file (storage.TableSpec.WriteShard) and

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -45,10 +46,25 @@ depth (top_k 20000); --preset=small or demo is faster.
 
 Writes under --output:
   pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
+  export/train/, export/dev/, export/test/
+                  the pairs for training, one table per split, with exactly
+                  the columns sentence1, sentence2 and score (float32 in
+                  [0, 1]): score = the label clipped to [0, 1] (the labels
+                  are cosines; a negative one, contexts that disagree, is
+                  0). Load with Hugging Face datasets:
+                  load_dataset("parquet", data_files={
+                    "train": "OUT/export/train/*.parquet",
+                    "validation": "OUT/export/dev/*.parquet",
+                    "test": "OUT/export/test/*.parquet"})
   context_sets/   schemas.ContextSet, for audit
   dead_letters/   sentences without contexts, pairs without context sets
   summary.json    counts, label histogram, time and model calls per stage,
-                  CPU seconds per labeled pair and the projection to 100M
+                  CPU seconds per labeled pair and the projection to 100M,
+                  the export's pairs per split, and the provenance: inputs
+                  and model as given, preset, settings, sample, seed,
+                  --min_words, labeler, the tool's build, the command line
+                  and the run ID (every Parquet file carries it too, in
+                  its key/value metadata as ctxsim.provenance)
   report.html     the labels, their parts and strata, context sets with
                   their text, and the cost, for a person to read`
 
@@ -148,14 +164,20 @@ func Run(ctx context.Context, c Config) error {
 	waves := max(c.Waves, 1)
 	counters := jobrun.Counters{}
 	run := resumed{runID: storage.RunID()}
+	prov := c.provenance(spec)
 	if waves == 1 {
+		prov.RunID = run.runID
+		meta, err := prov.Metadata()
+		if err != nil {
+			return err
+		}
 		p, s := beam.NewPipelineWithRoot()
 		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-		harvest.Harvest(s, spec, sents, nil).Write(s, c.Output, c.Shards)
+		harvest.Harvest(s, spec, sents, nil).Write(s, c.Output, c.Shards, meta)
 		if counters, err = beamjob.Run(ctx, "harvest", p); err != nil || jobrun.NotRun() {
 			return err
 		}
-	} else if run, err = c.runWaves(ctx, spec, waves, counters, start); err != nil {
+	} else if run, err = c.runWaves(ctx, spec, waves, counters, start, prov); err != nil {
 		return err
 	}
 	fmt.Println("counters:")
@@ -166,6 +188,8 @@ func Run(ctx context.Context, c Config) error {
 	sum := harvest.Summarize(counters, spec.Settings, spec.Pairs, spec.ModelFingerprint, spec.IndexFingerprint, jobrun.RunnerName(),
 		time.Since(start).Seconds()+run.seconds, harvest.ProcessCPUSeconds()-cpu0+run.cpu)
 	sum.RunID = run.runID
+	prov.RunID = run.runID
+	sum.Provenance = &prov
 	sum.Waves = waves
 	sum.WavesResumed = run.waves
 	b, err := WriteSummary(ctx, c.Output, sum)
@@ -181,6 +205,7 @@ func Run(ctx context.Context, c Config) error {
 		sum.Labeled, sum.StrataLine(), time.Since(start).Round(time.Second), sum.CPUSecondsPerPair, sum.GenEvalsPerPair)
 	fmt.Printf("harvest: pairs in %s/pairs, context sets in %s/context_sets, summary in %s/summary.json\n",
 		c.Output, c.Output, c.Output)
+	printExport(c.Output, sum.Export)
 	reportPath, err := jobrun.WriteHarvestReportOf(ctx, "ctxsim harvest: "+c.Output, c.Output,
 		jobrun.HarvestInputs{Index: c.Index, Chunks: c.Chunks, Model: c.Model}, b, nil)
 	if err != nil {
@@ -192,6 +217,27 @@ func Run(ctx context.Context, c Config) error {
 		return printPairs(ctx, storage.Join(c.Output, "pairs"), c.Print)
 	}
 	return nil
+}
+
+// provenance is the harvest's provenance but for its run ID: spec's, with
+// the inputs as given on the command line (local paths made absolute).
+func (c *Config) provenance(spec harvest.Spec) harvest.Provenance {
+	p := harvest.NewProvenance(spec, c.Method.Preset)
+	p.Command = os.Args
+	if c.Corpus != "" {
+		p.Corpus = absGlob(c.Corpus)
+	}
+	if c.Model != "" {
+		p.Model = absGlob(c.Model)
+	}
+	p.Sentences, p.Index, p.Chunks, p.Output = absGlob(c.Sentences), absGlob(c.Index), absGlob(c.Chunks), absGlob(c.Output)
+	return p
+}
+
+// printExport says where the export for training is and how to load it.
+func printExport(out string, e harvest.ExportSummary) {
+	fmt.Printf("harvest: for training, %s/%s/{train,dev,test}/*.parquet (%d, %d and %d pairs; columns %s; %s)\n",
+		out, harvest.ExportDir, e.Pairs["train"], e.Pairs["dev"], e.Pairs["test"], strings.Join(e.Columns, ", "), e.Score)
 }
 
 // vectorsRoot is where the harvest looks for stored sentence vectors, and

@@ -122,7 +122,7 @@ func TestRunLexicalInWaves(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, wavesDir)); !os.IsNotExist(err) {
 			t.Fatalf("%s: the waves' shared retrievals are left in the output (%v)", name, err)
 		}
-		for _, table := range []string{"pairs", "context_sets", "dead_letters"} {
+		for _, table := range []string{"pairs", "context_sets", "dead_letters", "export/train", "export/dev", "export/test"} {
 			if _, err := storage.CheckTable(ctx, filepath.Join(out, table)); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -236,7 +236,7 @@ func TestWavesResumeAfterAStop(t *testing.T) {
 	if sum.RunID != "run-a" || sum.WavesResumed != 1 || sum.Waves != 3 {
 		t.Fatalf("summary: run %q, %d of %d waves resumed; want run-a, 1 of 3", sum.RunID, sum.WavesResumed, sum.Waves)
 	}
-	for _, table := range []string{"pairs", "context_sets", "dead_letters"} {
+	for _, table := range []string{"pairs", "context_sets", "dead_letters", "export/train", "export/dev", "export/test"} {
 		m, err := storage.CheckTable(ctx, filepath.Join(out, table))
 		if err != nil || m.RunID != "run-a" {
 			t.Fatalf("%s: manifest of run %q (%v), want run-a", table, m.RunID, err)

@@ -38,9 +38,10 @@ const wavesDir = "_waves"
 // counters, wall time and CPU time it took. A new run with the same
 // fingerprint takes the plan's run ID (every wave's files and part records
 // must name one run for CommitParts), skips the recorded steps and adds
-// their counters and times; a step that had started but left no record is
-// run again from the start, and its files, written under the same names,
-// replace the earlier attempt's. A run with another fingerprint discards
+// their counters and times (a wave's files carry the provenance of the
+// attempt that wrote them, the summary the last attempt's); a step that
+// had started but left no record is run again from the start, and its
+// files, written under the same names, replace the earlier attempt's. A run with another fingerprint discards
 // the directory and starts over.
 
 // wavePlan is _waves/plan.json.
@@ -182,7 +183,8 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 // stored, and the waves' per-pair counters (each wave reads every
 // sentence again). A run stopped midway resumes where it stopped (see
 // wavePlan).
-func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time) (resumed, error) {
+func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time,
+	prov harvest.Provenance) (resumed, error) {
 	shared := storage.Join(c.Output, wavesDir)
 	fp, err := c.fingerprint(ctx, spec, waves)
 	if err != nil {
@@ -193,6 +195,11 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		return resumed{}, err
 	}
 	run := resumed{runID: plan.RunID}
+	prov.RunID = plan.RunID
+	meta, err := prov.Metadata()
+	if err != nil {
+		return run, err
+	}
 	if again {
 		fmt.Fprintf(os.Stderr, "harvest: resuming the unfinished run %s from %s\n", plan.RunID, shared)
 	}
@@ -225,7 +232,7 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 			if wave.First() {
 				rdead = parquetio.Read(s, storage.Join(deadDir, "*.parquet"), reflect.TypeOf(schemas.DeadLetter{}))
 			}
-			harvest.LabelLexical(s, spec, harvest.Sample(s, spec, sents), hits, rdead).WriteWave(s, c.Output, c.Shards, wave, plan.RunID)
+			harvest.LabelLexical(s, spec, harvest.Sample(s, spec, sents), hits, rdead).WriteWave(s, c.Output, c.Shards, wave, plan.RunID, meta)
 			return p
 		}, &run)
 		if err != nil {

@@ -349,6 +349,14 @@ func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir st
 		paths.Vectors = vectorsDir(corpusDir)
 	}
 	spec := harvestjob.NewSpec(c.Method, pc, paths, m.ModelFingerprint, m.IndexFingerprint)
+	prov := harvest.NewProvenance(spec, c.Method.Preset)
+	prov.RunID, prov.Command, prov.Inputs, prov.Version = storage.RunID(), os.Args, m.Inputs, m.Version
+	prov.Corpus, prov.Sentences, prov.Output = corpusDir, storage.Join(corpusDir, "sentences/*.parquet"), outDir
+	prov.Model = absPath(c.Model)
+	meta, err := prov.Metadata()
+	if err != nil {
+		return nil, err
+	}
 
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	p, s := beam.NewPipelineWithRoot()
@@ -361,7 +369,7 @@ func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir st
 			Pairs:  parquetio.Read(s, storage.Join(prevDir, "pairs/*.parquet"), reflect.TypeOf(schemas.LabeledPair{})),
 		}
 	}
-	harvest.Harvest(s, spec, sents, prev).Write(s, outDir, c.FileShards)
+	harvest.Harvest(s, spec, sents, prev).Write(s, outDir, c.FileShards, meta)
 	counters, err := beamjob.Run(ctx, "refresh: harvest", p)
 	if err != nil {
 		return nil, err
@@ -369,6 +377,7 @@ func harvestVersion(ctx context.Context, c Config, corpusDir, outDir, prevDir st
 	sum := harvest.Summarize(counters, spec.Settings, pc, m.ModelFingerprint, m.IndexFingerprint, jobrun.RunnerName(),
 		time.Since(start).Seconds(), harvest.ProcessCPUSeconds()-cpu0)
 	sum.Version = m.Version
+	sum.Provenance = &prov
 	b, err := harvestjob.WriteSummary(ctx, outDir, sum)
 	if err != nil {
 		return nil, err

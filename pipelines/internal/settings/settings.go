@@ -128,6 +128,9 @@ type HarvestFlags struct {
 
 // Harvest is what HarvestFlags parse into.
 type Harvest struct {
+	// Preset names the preset Method was made from (--preset), before the
+	// overrides.
+	Preset string
 	Method method.Settings
 	// Sample is the fraction of corpus sentences labeled: those whose ID
 	// hash, as a fraction, lies in [SampleFrom, SampleFrom+Sample).
@@ -163,7 +166,7 @@ func (f *HarvestFlags) Harvest() (Harvest, error) {
 	if err != nil {
 		return Harvest{}, err
 	}
-	return Harvest{Method: st, Sample: *f.sample, SampleFrom: *f.sampleFrom, MinWords: *f.minWords,
+	return Harvest{Preset: f.Preset(), Method: st, Sample: *f.sample, SampleFrom: *f.sampleFrom, MinWords: *f.minWords,
 		Quota: *f.quota, Neighbours: *f.neighbours, Seed: *f.seed, BLAS: *f.blas}, nil
 }
 

@@ -18,14 +18,22 @@ as --tokens says with the harvest's model directory (the pairs' model
 fingerprint must match it): by default into the contrastive model's words or
 stems when the directory holds one (train's default), else with its subword
 tokenizer. It trains one encoder per objective (l2: the paper's
-squared error on cosine; contrastive: InfoNCE on pairs labelled at least
---threshold; multisim: locality-weighted multi-similarity) on the pairs of
+squared error on cosine; contrastive: InfoNCE with positives; multisim:
+locality-weighted multi-similarity) on the pairs of
 --split, with the pairs of --dev_split for the learning curve, and saves each
 under --output/<objective>/ (surrogate.json + surrogate.safetensors; with
 --encoder=bilstm, the fine-tuned coherence model as disc.json +
 disc.safetensors). With a list of sizes in --max_pairs, each objective is
 trained at each size, saved as <objective>-<size>/, and the learning curve
 is printed.
+
+The positives of contrastive and multisim are, by default, the top
+--positives fraction (10%) of the training pairs by label: the threshold
+is that quantile of the labels, printed with the number of positives and
+recorded in results.json ("positives"). An explicit --threshold sets it
+instead (the labels' scale depends on the labeler: the demo's top out near
+0.64), and --top_quantile takes the top fraction of each batch. Fewer than
+100 positives, or less than one per batch on average, gives a warning.
 
 With --sts (a TSV with a header and the columns score, s1, s2, as
 stsb-dev.tsv), every encoder, the unigram TF-IDF cosine baseline and the
@@ -62,6 +70,7 @@ type Config struct {
 	DevSplit    string
 	MaxPairs    string
 	Threshold   float64
+	Positives   float64
 	TopQuantile float64
 	STS         string
 	Chunks      string
@@ -79,6 +88,9 @@ type Config struct {
 	// --dim must match the width of --init's table, and neither applies
 	// to --encoder=bilstm.
 	DimGiven, InitGiven bool
+	// ThresholdGiven reports whether --threshold was given: otherwise the
+	// positives are the top Positives fraction of the training pairs.
+	ThresholdGiven bool
 }
 
 // Register binds each flag of the job to its field of c, with its default
@@ -96,7 +108,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Split, "split", "train", "Comma-separated splits of the pairs table to train on.")
 	fs.StringVar(&c.DevSplit, "dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
 	fs.StringVar(&c.MaxPairs, "max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
-	fs.Float64Var(&c.Threshold, "threshold", 0.5, "contrastive and multisim: pairs labelled at least this are positives.")
+	fs.Float64Var(&c.Threshold, "threshold", 0, "contrastive and multisim: pairs labelled at least this are positives (default: the label above which --positives of the training pairs lie).")
+	fs.Float64Var(&c.Positives, "positives", DefaultPositives, "contrastive and multisim, without --threshold: the fraction of the training pairs, the best labelled, that are positives.")
 	fs.Float64Var(&c.TopQuantile, "top_quantile", 0, "contrastive and multisim: if positive, the top fraction of each batch by label are the positives instead of --threshold.")
 	fs.StringVar(&c.STS, "sts", "", "STS file with gold scores to evaluate on, local or gs:// (optional): "+sts.Formats+".")
 	fs.StringVar(&c.Chunks, "chunks", "", "Chunks table glob(s) for the TF-IDF IDF (optional; default: IDF over the STS sentences).")

@@ -23,7 +23,7 @@ func defaults(t *testing.T) Config {
 func TestRegister(t *testing.T) {
 	c := defaults(t)
 	if c.Objective != "l2" || c.Dim != 300 || c.Epochs != 5 || c.BatchSize != 128 || c.LR != 0.001 || c.Seed != 1 ||
-		c.Split != "train" || c.DevSplit != "dev" || c.MaxPairs != "0" || c.Threshold != 0.5 || c.Encoder != "mean" ||
+		c.Split != "train" || c.DevSplit != "dev" || c.MaxPairs != "0" || c.Threshold != 0 || c.Positives != DefaultPositives || c.Encoder != "mean" ||
 		c.Init != "random" || c.Tokens != "auto" || c.Pairs != "" || c.Load != "" {
 		t.Fatalf("defaults: %+v", c)
 	}

@@ -95,6 +95,19 @@ func htmlReport(title string, out *results, objs []surrogate.ObjectiveConfig, pl
 		rows = append(rows, []string{x.Name, x.Kind, f(x.Spearman100, "%.2f"), f(mrr, "%.3f"), pairs, x.Note})
 	}
 	r.Table([]string{"encoder", "kind", "STS Spearman ×100", "EvalRank MRR", "training pairs", "note"}, rows)
+	if p := out.Positives; p != nil {
+		line := fmt.Sprintf("Positives of %v: %d of %d training pairs (rule %s", p.Objectives, p.Positives, p.TrainPairs, p.Rule)
+		if p.Threshold != nil {
+			line += fmt.Sprintf(", labels at least %.4f", float64(*p.Threshold))
+		}
+		r.Text("%s; the labels top out at %.4f).", line, float64(p.MaxLabel))
+		if p.Warning != "" {
+			r.Text("Warning: %s.", p.Warning)
+		}
+	}
+	if err := trainingCurves(r, out); err != nil {
+		return nil, err
+	}
 	if len(out.LearningCurve) == 0 || out.STS == "" {
 		return r, nil
 	}
@@ -139,3 +152,54 @@ func htmlReport(title string, out *results, objs []surrogate.ObjectiveConfig, pl
 	}
 	return r, nil
 }
+
+// trainingCurves plots each encoder's training curve, epoch by epoch: its
+// dev Spearman (with the untrained encoder's at epoch 0) when there are
+// dev pairs, and its training loss.
+func trainingCurves(r *report.Report, out *results) error {
+	var dev, loss []report.Series
+	for _, x := range out.Results {
+		if x.Kind != "surrogate" || x.Curve == nil || len(x.Curve.Epochs) == 0 {
+			continue
+		}
+		d, l := report.Series{Name: x.Name}, report.Series{Name: x.Name}
+		if in := x.Curve.Init; in != nil && finite(in.Spearman) {
+			d.X, d.Y = append(d.X, 0), append(d.Y, float64(in.Spearman))
+		}
+		for _, e := range x.Curve.Epochs {
+			if e.Dev != nil && finite(e.Dev.Spearman) {
+				d.X, d.Y = append(d.X, float64(e.Epoch)), append(d.Y, float64(e.Dev.Spearman))
+			}
+			if finite(e.TrainLoss) {
+				l.X, l.Y = append(l.X, float64(e.Epoch)), append(l.Y, float64(e.TrainLoss))
+			}
+		}
+		if len(d.X) > 0 {
+			dev = append(dev, d)
+		}
+		if len(l.X) > 0 {
+			loss = append(loss, l)
+		}
+	}
+	if len(dev) > 0 {
+		p, err := report.Curves("Dev Spearman per epoch", "epoch", "dev Spearman", dev, nil, false)
+		if err != nil {
+			return err
+		}
+		if err := r.Plot(p, 8, 5, "Training curves: Spearman of cosine against the label on the dev pairs, after each epoch (0: untrained)"); err != nil {
+			return err
+		}
+	}
+	if len(loss) > 0 {
+		p, err := report.Curves("Training loss per epoch", "epoch", "training loss", loss, nil, false)
+		if err != nil {
+			return err
+		}
+		if err := r.Plot(p, 8, 5, "Training curves: mean training loss per epoch (each objective's loss on its own scale)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func finite(x num) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }

@@ -142,12 +142,15 @@ type results struct {
 	TokenizerFingerprint string         `json:"tokenizer_fingerprint"`
 	Vocab                int            `json:"vocab"`
 	Config               map[string]any `json:"config"`
-	STS                  string         `json:"sts,omitempty"`
-	STSPairs             int            `json:"sts_pairs,omitempty"`
-	STSSentences         int            `json:"sts_sentences,omitempty"`
-	IDF                  *idfInfo       `json:"idf,omitempty"`
-	Tokenize             *throughput    `json:"tokenize,omitempty"`
-	Results              []result       `json:"results"`
+	// Positives says which training pairs contrastive and multisim took
+	// as positives (absent without those objectives).
+	Positives    *positivesJSON `json:"positives,omitempty"`
+	STS          string         `json:"sts,omitempty"`
+	STSPairs     int            `json:"sts_pairs,omitempty"`
+	STSSentences int            `json:"sts_sentences,omitempty"`
+	IDF          *idfInfo       `json:"idf,omitempty"`
+	Tokenize     *throughput    `json:"tokenize,omitempty"`
+	Results      []result       `json:"results"`
 	// LearningCurve holds, per objective, its STS results at each size.
 	LearningCurve map[string][]curvePoint `json:"learning_curve,omitempty"`
 	Seconds       map[string]num          `json:"seconds"`

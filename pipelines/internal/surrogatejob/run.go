@@ -194,6 +194,16 @@ func (j *job) loadPairs(ctx context.Context) error {
 		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
 			"tokens": j.tokName}}
+	labels := make([]float32, len(j.trainPairs))
+	for i, p := range j.trainPairs {
+		labels[i] = p.Label
+	}
+	if j.out.Positives, err = choosePositives(os.Stdout, os.Stderr, c, j.objs, labels); err != nil {
+		return err
+	}
+	if p := j.out.Positives; p != nil && p.Threshold != nil {
+		j.out.Config["threshold"] = float64(*p.Threshold)
+	}
 	return nil
 }
 
