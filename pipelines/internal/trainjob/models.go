@@ -73,7 +73,7 @@ func (j *job) trainCtx(trainDocs []examples.Doc, ranks *rankSuite) error {
 	fmt.Printf("ctx: dim %d, vocabulary %d words (stems: %v) + %d buckets, batch %d, %.1f epochs, %d threads\n",
 		c.Dim, c.Vocab, c.Stem, c.Buckets, c.Batch, c.Epochs, th)
 	steps, sentences := ctxSteps(trainDocs, c.Epochs, c.Batch)
-	warnShortTraining(os.Stderr, "ctx", steps, fmt.Sprintf("%d training sentences, %g epochs of batch %d", sentences, c.Epochs, c.Batch),
+	warnShortTraining(os.Stderr, "ctx", steps, minCtxSteps, fmt.Sprintf("%d training sentences, %g epochs of batch %d", sentences, c.Epochs, c.Batch),
 		"train on a larger corpus, or raise --ctx_epochs or lower --ctx_batch")
 	t0 := time.Now()
 	// The held-out check runs at a tenth of the tasks during training, in
@@ -121,7 +121,7 @@ func (j *job) trainDisc(tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples
 	evalEx := heldEx[:min(j.c.EvalExamples, len(heldEx))]
 	fmt.Printf("disc: %d training examples, %d held-out examples, %d steps of %d, head %s, backend %s\n",
 		len(trainEx), len(evalEx), j.pc.steps, j.c.Batch, j.c.Head, nn.Backend())
-	warnShortTraining(os.Stderr, "disc", j.pc.steps, "--preset="+j.c.Preset, "use --preset=base or raise --disc_steps")
+	warnShortTraining(os.Stderr, "disc", j.pc.steps, minLearnSteps, "--preset="+j.c.Preset, "use --preset=base or raise --disc_steps")
 	tr := disc.NewTrainer(model, tok, j.c.LR)
 	t0 := time.Now()
 	curve, err := runLoop(loop[examples.Coherence]{
@@ -170,7 +170,7 @@ func (j *job) trainGen(tok *tokenizer.Tokenizer, trainDocs, heldDocs []examples.
 	gEval := gHeld[:min(j.c.EvalExamples, len(gHeld))]
 	fmt.Printf("gen: %d training examples, %d held-out examples, %d steps of %d\n",
 		len(gTrain), len(gEval), j.pc.genSteps, j.c.Batch)
-	warnShortTraining(os.Stderr, "gen", j.pc.genSteps, "--preset="+j.c.Preset, "use --preset=base or raise --gen_steps")
+	warnShortTraining(os.Stderr, "gen", j.pc.genSteps, minLearnSteps, "--preset="+j.c.Preset, "use --preset=base or raise --gen_steps")
 	gtr := gen.NewTrainer(gm, tok, j.c.GenLR)
 	t0 := time.Now()
 	curve, err := runLoop(loop[examples.Infill]{

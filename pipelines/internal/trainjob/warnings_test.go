@@ -12,17 +12,23 @@ import (
 
 func TestWarnShortTraining(t *testing.T) {
 	var b bytes.Buffer
-	warnShortTraining(&b, "ctx", 30, "6000 training sentences", "train on a larger corpus")
+	warnShortTraining(&b, "ctx", 30, minCtxSteps, "6000 training sentences", "train on a larger corpus")
 	if out := b.String(); !strings.HasPrefix(out, "warning: train: the ctx model gets only about 30 training steps") || !strings.Contains(out, "larger corpus") {
 		t.Errorf("30 steps: %q", out)
 	}
+	// The demo's contrastive model (about 360 steps) learns: no warning.
 	b.Reset()
-	warnShortTraining(&b, "disc", presets["base"].steps, "--preset=base", "")
+	warnShortTraining(&b, "ctx", 360, minCtxSteps, "71000 training sentences", "")
+	if b.Len() != 0 {
+		t.Errorf("360 steps of ctx: %q", b.String())
+	}
+	b.Reset()
+	warnShortTraining(&b, "disc", presets["base"].steps, minLearnSteps, "--preset=base", "")
 	if b.Len() != 0 {
 		t.Errorf("the base preset's steps: %q", b.String())
 	}
 	b.Reset()
-	warnShortTraining(&b, "disc", presets["tiny"].steps, "--preset=tiny", "use --preset=base")
+	warnShortTraining(&b, "disc", presets["tiny"].steps, minLearnSteps, "--preset=tiny", "use --preset=base")
 	if b.Len() == 0 {
 		t.Error("no warning at the tiny preset's steps")
 	}
