@@ -6,6 +6,7 @@
 package refreshjob
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -72,9 +73,12 @@ slowest setting; --sample or --preset=small or demo make a quicker run.`
 
 // Config is the refresh job's command line.
 type Config struct {
-	// Input is the comma-separated corpus file globs; Root the versioned
-	// output's root; Model the train job's output.
+	// Input is the comma-separated corpus files, globs or directories;
+	// Root the versioned output's root; Model the train job's output.
 	Input, Root, Model string
+	// TextField and IDField name the JSONL fields or Parquet columns of a
+	// document's text and ID, as bin/index reads them.
+	TextField, IDField string
 	// Method is the harvest's method, sampling and seed (settings.Harvest).
 	Method settings.Harvest
 	// Shards is the index shards of a first version, FileShards the files
@@ -94,7 +98,9 @@ type Config struct {
 // Register adds the job's flags to fs, bound to c; Resolve reads the
 // method flags after parsing.
 func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus file globs, local or gs:// (required).")
+	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus files, globs or directories, local or gs://, in the formats bin/index reads (required).")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, as in bin/index.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID, as in bin/index.")
 	fs.StringVar(&c.Root, "root", "", "Root of the versioned output, local or gs:// (required).")
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required).")
 	c.flags = settings.RegisterHarvest(fs)
@@ -189,6 +195,10 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	copts := corpus.Defaults()
+	copts.TextField, copts.IDField = cmp.Or(c.TextField, copts.TextField), cmp.Or(c.IDField, copts.IDField)
+	if err := copts.Validate(); err != nil {
+		return err
+	}
 	m := Manifest{Inputs: jobrun.SplitList(c.Input), ModelFingerprint: models.Fingerprint, Settings: c.Method.Method,
 		Pairs: pc, Sample: c.Method.Sample, SampleFrom: c.Method.SampleFrom, MinWords: c.Method.MinWords,
 		Seconds: map[string]float64{}}
@@ -313,6 +323,11 @@ func Run(ctx context.Context, c Config) error {
 // chunking and the schema.
 func methodFingerprint(h settings.Harvest, pc harvest.PairConfig, modelFP string, copts corpus.Options) (string, error) {
 	key := []any{h.Method, pc, h.Sample, h.MinWords, modelFP, copts.ChunkSize, copts.ChunkStride, schemas.Version}
+	if d := corpus.Defaults(); copts.TextField != d.TextField || copts.IDField != d.IDField {
+		// Other fields read other documents; the default ones leave the
+		// fingerprint of versions made before the flags existed.
+		key = append(key, copts.TextField, copts.IDField)
+	}
 	if h.SampleFrom != 0 {
 		// Only a moved window changes the fingerprint, so versions made
 		// before the window existed stay current.

@@ -55,6 +55,32 @@ func TestMethodFingerprint(t *testing.T) {
 	if f, _ := methodFingerprint(c.Method, pc, "model-2", corpus.Defaults()); f == base {
 		t.Error("another model left the fingerprint unchanged")
 	}
+	// Other text or ID fields read other documents; the defaults named
+	// explicitly are the defaults.
+	for _, f := range []func(*corpus.Options){
+		func(o *corpus.Options) { o.TextField = "content" },
+		func(o *corpus.Options) { o.IDField = "url" },
+	} {
+		o := corpus.Defaults()
+		f(&o)
+		if got, _ := methodFingerprint(c.Method, pc, "model-1", o); got == base {
+			t.Errorf("fields %q, %q left the fingerprint unchanged", o.TextField, o.IDField)
+		}
+	}
+	o := corpus.Defaults()
+	o.TextField, o.IDField = corpus.DefaultTextField, corpus.DefaultIDField
+	if got, _ := methodFingerprint(c.Method, pc, "model-1", o); got != base {
+		t.Error("the default fields named explicitly changed the fingerprint")
+	}
+}
+
+// --text_field and --id_field are the job's flags, as bin/index's.
+func TestRefreshFieldFlags(t *testing.T) {
+	root := t.TempDir()
+	c := config(t, "--input=x.jsonl", "--root="+root, "--model="+filepath.Join(root, "nomodel"), "--text_field=content", "--id_field=url")
+	if c.TextField != "content" || c.IDField != "url" {
+		t.Fatalf("flags parsed into %q, %q", c.TextField, c.IDField)
+	}
 }
 
 // A run whose models cannot be loaded fails before it writes a version.
