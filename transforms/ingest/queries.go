@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
@@ -30,8 +33,8 @@ func init() {
 const QueryDocID = "query"
 
 // ReadQueries reads query sentences from text files matching the patterns:
-// one sentence per line, or, for a TSV whose header starts with
-// "score\ts1\ts2" (STS Benchmark layout), the s1 and s2 columns. Sentences
+// one sentence per line, or, for an STS file in any layout sts.Formats
+// names (recognised by its first line), the two sentences of each pair. Sentences
 // are normalised; each distinct text appears once, with ID
 // corpus.SentenceID(QueryDocID, 0, text).
 func ReadQueries(s beam.Scope, patterns []string) (sentences, dead beam.PCollection) {
@@ -60,39 +63,36 @@ func (f *readQueriesFn) ProcessElement(ctx context.Context, name string,
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	sc := bufio.NewScanner(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if sts.IsSTS(string(first)) {
+		// An STS file, in any layout bin/evaluate reads: its sentences.
+		pairs, err := sts.Parse(name, data)
+		if err != nil {
+			return err
+		}
+		for _, p := range pairs {
+			for _, c := range []string{p.S1, p.S2} {
+				emit(schemas.Sentence{ID: corpus.SentenceID(QueryDocID, 0, c), DocID: QueryDocID, Text: c})
+			}
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var line int64
-	tsv := false
 	for sc.Scan() {
 		line++
 		text := sc.Text()
-		if line == 1 && strings.HasPrefix(text, "score\ts1\ts2") {
-			tsv = true
-			continue
-		}
-		bad := func(reason, detail string) {
-			emitDead(schemas.DeadLetter{Stage: "queries", Source: name, Line: line, Reason: reason,
-				Detail: detail, Record: strings.ToValidUTF8(text[:min(len(text), corpus.MaxRecordBytes)], "\uFFFD")})
-		}
 		if !utf8.ValidString(text) {
-			bad(corpus.ReasonInvalidUTF8, "line is not valid UTF-8")
+			emitDead(schemas.DeadLetter{Stage: "queries", Source: name, Line: line, Reason: corpus.ReasonInvalidUTF8,
+				Detail: "line is not valid UTF-8", Record: strings.ToValidUTF8(text[:min(len(text), corpus.MaxRecordBytes)], "\uFFFD")})
 			continue
 		}
-		cols := []string{text}
-		if tsv {
-			parts := strings.Split(text, "\t")
-			if len(parts) < 3 {
-				bad("bad_tsv", fmt.Sprintf("%d columns, want score, s1, s2", len(parts)))
-				continue
-			}
-			cols = parts[1:3]
-		}
-		for _, c := range cols {
-			c = corpus.Normalize(c)
-			if c == "" {
-				continue
-			}
+		if c := corpus.Normalize(text); c != "" {
 			emit(schemas.Sentence{ID: corpus.SentenceID(QueryDocID, 0, c), DocID: QueryDocID, Text: c})
 		}
 	}

@@ -23,7 +23,6 @@ import (
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
 
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
@@ -33,6 +32,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/lexical"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 )
 
 var (

@@ -19,11 +19,11 @@ import (
 	"github.com/ctxsim/ctxsim/pipelines/internal/evaluation"
 	"github.com/ctxsim/ctxsim/pipelines/internal/nanjson"
 	"github.com/ctxsim/ctxsim/pipelines/internal/settings"
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/nn"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 	"github.com/ctxsim/ctxsim/storage"
 )
 

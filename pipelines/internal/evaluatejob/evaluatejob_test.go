@@ -12,10 +12,10 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/evaluation"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 )
 
 // testConfig is a config with the flags' defaults and the given arguments

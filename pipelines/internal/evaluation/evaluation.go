@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/report"
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 	"gonum.org/v1/plot"
 )
 

@@ -28,7 +28,8 @@ retrieve: sentences -> Parquet of top-K chunk hits (schemas.Retrieval).
 
 Sentences come from a sentences table written by the index job (--sentences;
 each sentence's own chunks are excluded from its hits) or from text files
-(--queries: one sentence per line, or an STS TSV with header score/s1/s2).
+(--queries: one sentence per line, or an STS file in a layout bin/evaluate's
+--sts reads, whose pairs' sentences are the queries).
 Writes --output/hits/ and --output/dead_letters/.`
 
 // Config is the retrieve job's command line.

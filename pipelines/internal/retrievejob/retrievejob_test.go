@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,33 @@ func TestRunRetrievesQueries(t *testing.T) {
 	for _, r := range rs {
 		if len(r.Hits) != 5 {
 			t.Errorf("%q: %d hits, want 5", r.Text, len(r.Hits))
+		}
+	}
+
+	// STS files, in the layouts bin/evaluate reads, give their pairs'
+	// sentences (each distinct one once), not their lines.
+	for name, body := range map[string]string{
+		"sts-dev.csv": "main-news\tx\t2012\t0000\t4.5\tthe river floods the valley\tfarmers move the cattle uphill\n" +
+			"main-news\tx\t2012\t0001\t1.0\tthe rain stops at night\tthe river floods the valley\n",
+		"stsb.csv": "sentence1,sentence2,score\nthe river floods the valley,farmers move the cattle uphill,0.9\n" +
+			"the rain stops at night,\"the river floods the valley\",0.2\n",
+		"tsv.tsv": "score\ts1\ts2\tgenre\n4.5\tthe river floods the valley\tfarmers move the cattle uphill\tx\n" +
+			"1\tthe rain stops at night\tthe river floods the valley\tx\n",
+	} {
+		q := filepath.Join(dir, name)
+		os.WriteFile(q, []byte(body), 0o644)
+		out := filepath.Join(dir, "hits-"+name)
+		if err := Run(ctx, config(t, "--index="+filepath.Join(dir, "corpus/index"), "--queries="+q, "--output="+out, "--k=5", "--parquet_shards=1")); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := storage.ReadTable[schemas.Retrieval](ctx, filepath.Join(out, "hits"))
+		var texts []string
+		for _, r := range rs {
+			texts = append(texts, r.Text)
+		}
+		slices.Sort(texts)
+		if want := []string{"farmers move the cattle uphill", "the rain stops at night", "the river floods the valley"}; err != nil || !slices.Equal(texts, want) {
+			t.Errorf("%s: queries %q (%v), want %q", name, texts, err, want)
 		}
 	}
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 )
 

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
-	"github.com/ctxsim/ctxsim/pipelines/internal/sts"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/lexical"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/scoring/stats"
+	"github.com/ctxsim/ctxsim/scoring/sts"
 	"github.com/ctxsim/ctxsim/scoring/surrogate"
 	"github.com/ctxsim/ctxsim/storage"
 )

@@ -56,6 +56,20 @@ func Read(ctx context.Context, path string) ([]Pair, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sts: %w", err)
 	}
+	return Parse(path, data)
+}
+
+// IsSTS reports whether first, a file's first line, begins a file of one
+// of the layouts Formats names (a text file of one sentence per line does
+// not).
+func IsSTS(first string) bool {
+	_, err := detect(strings.TrimRight(strings.TrimPrefix(first, "\uFEFF"), "\r"))
+	return err == nil
+}
+
+// Parse reads the pairs of an STS file's contents, as Read does; path
+// names the file in errors.
+func Parse(path string, data []byte) ([]Pair, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	lay, err := detect(strings.TrimRight(string(first), "\r"))
