@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"sync/atomic"
 )
@@ -92,14 +91,4 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 		pattern = join(pattern, "*")
 	}
 	return removed, nil
-}
-
-// readAll reads the whole file name of fs.
-func readAll(ctx context.Context, fs FS, name string) ([]byte, error) {
-	r, err := fs.OpenRead(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }

@@ -283,6 +283,11 @@ func ReadFile(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer fs.Close()
+	return readAll(ctx, fs, name)
+}
+
+// readAll reads the whole file name of fs.
+func readAll(ctx context.Context, fs FS, name string) ([]byte, error) {
 	r, err := fs.OpenRead(ctx, name)
 	if err != nil {
 		return nil, err

@@ -338,10 +338,17 @@ func lambdaString(l map[string]float64) string {
 // how to measure the labels against human scores.
 func qualitySection(r *Report, in HarvestInput, s harvestSummary) {
 	var st method.Settings
-	_ = json.Unmarshal(s.Settings, &st)
+	var settingsErr error
+	if len(s.Settings) > 0 {
+		settingsErr = json.Unmarshal(s.Settings, &st)
+	}
 	q := AssessQuality(in.Pairs, s.ByStratum, st.Labeler)
 	r.Heading("Are the labels any good?")
 	findings := q.Findings
+	if settingsErr != nil {
+		findings = append(findings, Finding{Warn, fmt.Sprintf("The settings in summary.json could not be read (%v): the text below "+
+			"describes the default labeler and scale, which may not be this run's.", settingsErr)})
+	}
 	if len(in.Pairs) == 0 {
 		findings = append(findings, Finding{Warn, "No labeled pairs to judge."})
 	}
