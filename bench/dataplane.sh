@@ -24,6 +24,15 @@
 #   bench/dataplane.sh                       # the 0.95M and 2.92M points (about 20 min)
 #   POINTS="near:3,random:97" GOMEMLIMIT=21GiB bench/dataplane.sh   # 10M in one pipeline: does not fit 24 GB on Prism
 #   POINTS="near:3,random:97" WAVES=8 GOMEMLIMIT=8GiB bench/dataplane.sh   # 10M in eight waves
+#
+# LABELER=hybrid runs the default labeler instead (context sets at the
+# default preset, the contrastive model of MODEL, trained by
+# `bin/train --models=ctx` on mixed-20m into out/bench/models when MODEL is
+# not given); CORPUS and IDX choose another corpus and where its index
+# goes, SAMPLE the fraction of its sentences, and EXTRA adds flags:
+#
+#   LABELER=hybrid CORPUS=../shared/data/corpus/mixed-20m.jsonl.gz IDX=out/bench/m20 SAMPLE=0.025 \
+#     POINTS="near:8,mid:24,random:24" NEIGHBOURS=50 WAVES=8 GOMEMLIMIT=7GiB bench/dataplane.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 POINTS=${POINTS:-"near:3,random:7 near:3,random:27"}
@@ -33,13 +42,23 @@ NEIGHBOURS=${NEIGHBOURS:-1}
 export GOMEMLIMIT=${GOMEMLIMIT:-16GiB}
 LINKS=${LINKS:-0}
 WAVES=${WAVES:-1}
-C=../shared/data/corpus/mixed-2m.jsonl.gz
+C=${CORPUS:-../shared/data/corpus/mixed-2m.jsonl.gz}
+IDX=${IDX:-out/bench/m2}
+LABELER=${LABELER:-lexical}
+SAMPLE=${SAMPLE:-1}
+EXTRA=${EXTRA:-}
+MODEL=${MODEL:-}
 RES=bench/results.txt
 make -s bin/index bin/harvest tools/duckdb/node_modules
-[ -f out/bench/m2/index/ctxsim-index.json ] ||
-  bin/index --input=$C --output=out/bench/m2 --shards=1 --parquet_shards=2
+[ -f $IDX/index/ctxsim-index.json ] ||
+  bin/index --input=$C --output=$IDX --shards=1 --parquet_shards=2
+if [ "$LABELER" != lexical ] && [ -z "$MODEL" ]; then
+  MODEL=out/bench/models
+  make -s bin/train
+  [ -f $MODEL/ctx.json ] || bin/train --input=../shared/data/corpus/mixed-20m.jsonl.gz --output=$MODEL --models=ctx
+fi
 echo "" >> "$RES"
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on mixed-2m, lexical labeler, $WAVES wave(s)${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on $(basename $C .jsonl.gz) (sample $SAMPLE), $LABELER labeler, $WAVES wave(s)${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
 echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
 
 # run NAME ARGS...: one harvest, its RSS sampled, then its line.
@@ -48,7 +67,8 @@ run() {
   local out=out/bench/dataplane-$name
   rm -rf "$out" "$out.rss"
   CTXSIM_HEAPPROFILE="$out.heap" CTXSIM_CPUPROFILE="$out.prof" /usr/bin/time -f "%U %S %e %M" -o "$out.time" \
-    bin/harvest --corpus=out/bench/m2 --output="$out" --labeler=lexical --print=0 --parquet_shards=8 --waves="$WAVES" "$@" \
+    bin/harvest --corpus=$IDX --output="$out" --labeler="$LABELER" ${MODEL:+--model=$MODEL} --sample="$SAMPLE" \
+    --print=0 --parquet_shards=8 --waves="$WAVES" $EXTRA "$@" \
     > "$out.log" 2>&1 &
   local tpid=$! pid=""
   while kill -0 $tpid 2>/dev/null; do
@@ -89,6 +109,11 @@ print(f"dataplane {name} waves={s.get('waves', 1)} sentences={c.get('harvest/sen
       f"wall_s={wall:.0f} cpu_s={user + sysc:.0f} pairs_per_s={pairs / wall:.0f} cpu_us_per_pair={1e6 * (user + sysc) / pairs:.0f} "
       f"peak_rss_mib={rss / 1024:.0f} heap_at_peak_mib={heap:.0f} prism_engine_mib={prism:.0f} "
       f"rss_bytes_per_pair={rss * 1024 / pairs:.0f} rss_samples={len(samples)}")
+# Where the time went: the stages' wall milliseconds summed over bundles.
+stages = {k.split("stage_ms_")[1]: v for k, v in c.items() if "/stage_ms_" in k}
+print(f"dataplane {name} stage_ms " + " ".join(f"{k}={v}" for k, v in sorted(stages.items())) +
+      f" context_sets={c.get('harvest/context_sets', 0)} ctx_pairs_context_sets={c.get('harvest/ctx_pairs_context_sets', 0)} "
+      f"ctx_pairs_labels={c.get('harvest/ctx_pairs_labels', 0)}")
 # The RSS curve: the largest sample in each tenth of the run, GiB.
 t = [(int(a), int(b)) for a, b in samples if b.isdigit()]
 if t:

@@ -231,6 +231,18 @@ func TestHarvest(t *testing.T) {
 		t.Fatal("two runs with the same inputs differ")
 	}
 
+	// In three waves (the context sets built once, the pairs labeled
+	// against the stored sets in three pipelines): the same rows, and
+	// nothing of the waves left behind.
+	outW := filepath.Join(t.TempDir(), "w")
+	run(t, "harvest", append(harvestArgs(corpusOut, model, outW), "--waves=3")...)
+	if !reflect.DeepEqual(sortedPairs(t, outW+"/pairs"), pairs) || !reflect.DeepEqual(sortedSets(t, outW+"/context_sets"), sets) {
+		t.Fatal("a harvest in three waves labeled other pairs, or built other context sets, than one pipeline")
+	}
+	if _, err := os.Stat(filepath.Join(outW, "_waves")); !os.IsNotExist(err) {
+		t.Fatalf("the waves' shared sets are left in the output (%v)", err)
+	}
+
 	// Killed midway, then run again into the same directory.
 	outC := filepath.Join(t.TempDir(), "c")
 	cmd := exec.Command(filepath.Join(binDir, "harvest"), harvestArgs(corpusOut, model, outC)...)

@@ -447,10 +447,24 @@ func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
 	e.stats.add(w)
 	e.mu.Unlock()
 	work.add(w)
-	slices.SortStableFunc(cands, func(a, b Cand) int { return cmp.Compare(b.Comp[k], a.Comp[k]) })
-	cands = cands[:min(n, len(cands))]
-	e.remember(s, cands, 1<<k)
-	return cands
+	// The order of a stable sort by the term, best first, sorting indices
+	// rather than the candidates themselves (which are large).
+	order := make([]int32, len(cands))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		if c := cmp.Compare(cands[y].Comp[k], cands[x].Comp[k]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	kept := make([]Cand, min(n, len(cands)))
+	for i := range kept {
+		kept[i] = cands[order[i]]
+	}
+	e.remember(s, kept, 1<<k)
+	return kept
 }
 
 // remember caches the terms in mask of sentence s for cands, as computed

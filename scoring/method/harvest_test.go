@@ -649,3 +649,64 @@ func TestLabelManyMatchesLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelSidesMatchLabel checks that Eq. 4 made from per-side sums
+// (LabelSide on the first sentence's set, then on the second's with the
+// first set's hashes to skip) is the value Label computes from the two
+// whole sets: bit for bit for the cosine and zref, whose sums are added in
+// Label's order, and to rounding for pearson, whose centring becomes
+// arithmetic on the sums. Sets overlap, so a context of both is counted
+// once or the test fails.
+func TestLabelSidesMatchLabel(t *testing.T) {
+	useGoBackend(t)
+	chunks := testChunks(16)
+	e, m := testEngineModels(t, chunks)
+	var hits []schemas.Hit
+	for _, c := range chunks {
+		hits = append(hits, schemas.Hit{ChunkID: c.ID})
+	}
+	sents := []string{"the cat sat on a mat.", "a dog ran in the park.", "the bird sang on a wire.", "rain fell on the town."}
+	paper := Paper()
+	cases := []Settings{paper}
+	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef} {
+		st := Defaults()
+		st.Similarity = sim
+		cases = append(cases, st)
+	}
+	for _, st := range cases {
+		st.Rerank, st.SetSize = 20, 6
+		sets := make([][]Cand, len(sents))
+		for i, s := range sents {
+			sets[i], _ = e.ContextSet(s, hits[i:], st, uint64(i))
+		}
+		pairs := [][2]int{{0, 1}, {2, 1}, {3, 1}, {0, 2}, {3, 2}, {1, 0}}
+		whole, err := m.Engine(e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sides, err := m.Engine(e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		overlap := false
+		for _, p := range pairs {
+			a, b := sents[p[0]], sents[p[1]]
+			want := whole.Label(a, b, slices.Clone(sets[p[0]]), slices.Clone(sets[p[1]]), st)
+			var sums Sums
+			sides.LabelSide(a, slices.Clone(sets[p[0]]), []SideJob{{Other: b, Sums: &sums}}, true, st)
+			sides.LabelSide(b, slices.Clone(sets[p[1]]), []SideJob{{Other: a, Skip: SetHashes(sets[p[0]]), Sums: &sums}}, false, st)
+			got := float64(float32(sums.Similarity(st.Similarity)))
+			if int(sums.N) != want.Contexts {
+				t.Fatalf("%s/%s pair %v: %d contexts from the sides, %d from Label", st.Labeler, st.Similarity, p, sums.N, want.Contexts)
+			}
+			overlap = overlap || want.Contexts < len(sets[p[0]])+len(sets[p[1]])
+			exact := st.Similarity != SimilarityPearson
+			if (exact && got != want.Context) || math.Abs(got-want.Context) > 1e-6 {
+				t.Fatalf("%s/%s pair %v: Eq. 4 from the sides %v, from Label %v", st.Labeler, st.Similarity, p, got, want.Context)
+			}
+		}
+		if !overlap {
+			t.Fatalf("%s/%s: no two sets overlap; the test does not check that a shared context counts once", st.Labeler, st.Similarity)
+		}
+	}
+}

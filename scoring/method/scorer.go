@@ -336,13 +336,32 @@ func (c *CtxScorer) ContextVec(dst []float32, cand *Cand, work *Stats) []float32
 	clear(dst)
 	for _, side := range [][]int32{cand.Left, cand.Right} {
 		for _, k := range side {
-			for j, x := range c.sum(k, work) {
-				dst[j] += x
-			}
+			addTo(dst, c.sum(k, work))
 		}
 	}
 	contrast.Normalize(dst)
 	return dst
+}
+
+// addTo adds x to dst element by element (each element's sums in the same
+// order as a plain loop, so the result is the same to the bit).
+func addTo(dst, x []float32) {
+	x = x[:len(dst)]
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		d, s := dst[i:i+8:i+8], x[i:i+8:i+8]
+		d[0] += s[0]
+		d[1] += s[1]
+		d[2] += s[2]
+		d[3] += s[3]
+		d[4] += s[4]
+		d[5] += s[5]
+		d[6] += s[6]
+		d[7] += s[7]
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += x[i]
+	}
 }
 
 // SentenceSimilarity implements Embedder: f(a)·f(b), both normalised.

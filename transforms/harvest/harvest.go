@@ -17,6 +17,8 @@ import (
 func init() {
 	register.Function1x1[schemas.Sentence, schemas.ContextSet](textSet)
 	register.Function2x0[schemas.Sentence, func(schemas.ContextSet)](noSet)
+	register.Function2x0[schemas.ContextSet, func(schemas.ContextSet)](dropSet)
+	register.DoFn1x1[schemas.Retrieval, schemas.Retrieval](&topHitsFn{})
 	register.Emitter1[schemas.ContextSet]()
 }
 
@@ -69,8 +71,9 @@ func Harvest(s beam.Scope, spec Spec, sentences beam.PCollection, prev *Previous
 		return LabelLexical(s, spec, sents, hits, rdead)
 	}
 	if spec.Pairs.Wave.Of > 1 {
-		// Each wave would build every context set again.
-		panic("harvest: waves need a labeler without context sets")
+		// Each wave would build every context set again: waves read the
+		// sets SetsForWaves stored (LabelWave).
+		panic("harvest: a harvest in waves under a labeler with context sets runs SetsForWaves once and LabelWave per wave")
 	}
 	idx := spec.Paths.Index
 	fresh := sents
@@ -129,6 +132,41 @@ func LabelLexical(s beam.Scope, spec Spec, sampled, hits, rdead beam.PCollection
 	}
 	return Outputs{Pairs: labeled, Sets: beam.ParDo(s, noSet, sampled), Dead: dead}
 }
+
+// SetsForWaves is what the waves of a harvest under a labeler that builds
+// context sets share, computed once before them: the sampled sentences
+// (Sample) retrieved at the method's depth, their context sets, and their
+// hits cut to the depth the pair sampler looks at (Pairs.Neighbours), with
+// the dead letters of both steps.
+func SetsForWaves(s beam.Scope, spec Spec, sampled beam.PCollection) (hits, sets, dead beam.PCollection) {
+	full, rdead := index.Retrieve(s, index.RetrieveConfig{IndexDir: spec.Paths.Index, K: spec.Settings.TopK}, sampled)
+	sets, cdead := ContextSets(s, spec.Config, full)
+	return beam.ParDo(s, &topHitsFn{N: spec.Pairs.Neighbours}, full), sets, beam.Flatten(s, rdead, cdead)
+}
+
+// LabelWave is one wave of a harvest under a labeler that builds context
+// sets, from what SetsForWaves stored: it samples the pairs of the spec's
+// wave and labels them against the stored sets. The first wave writes the
+// context sets and the shared step's dead letters (sdead); the others
+// write their pairs and their own dead letters only.
+func LabelWave(s beam.Scope, spec Spec, sampled, hits, sets, sdead beam.PCollection) Outputs {
+	pairs := SamplePairs(s, spec.Pairs, sampled, hits)
+	labeled, ldead := Label(s, spec.LabelConfig, pairs, sets)
+	if spec.Pairs.Wave.First() {
+		return Outputs{Pairs: labeled, Sets: sets, Dead: beam.Flatten(s, sdead, ldead)}
+	}
+	return Outputs{Pairs: labeled, Sets: beam.ParDo(s, dropSet, sets), Dead: ldead}
+}
+
+// topHitsFn keeps a retrieval's first N hits.
+type topHitsFn struct{ N int }
+
+func (f *topHitsFn) ProcessElement(r schemas.Retrieval) schemas.Retrieval {
+	r.Hits = r.Hits[:min(len(r.Hits), f.N)]
+	return r
+}
+
+func dropSet(schemas.ContextSet, func(schemas.ContextSet)) {}
 
 // textSet stands a sentence in for its context set where the labeler
 // needs only the text: a set with no contexts.

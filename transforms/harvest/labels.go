@@ -93,10 +93,16 @@ type LabelConfig struct {
 	ModelFingerprint, IndexFingerprint string
 }
 
-// Label joins each pair with the context sets of its sentences and labels
-// it with Eq. 4, computing only the cross scores. Pairs whose sentence has
-// no context set go to the dead letters.
+// Label labels each pair from the context sets of its sentences with
+// Eq. 4, computing only the cross scores. Under a labeler that builds
+// context sets no pair carries a set: each side adds its share of Eq. 4's
+// sums (labelBySides). The lexical labeler's sets are texts alone, and its
+// pairs are joined with them. Pairs whose sentence has no context set go
+// to the dead letters.
 func Label(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled, dead beam.PCollection) {
+	if cfg.Settings.NeedsContexts() {
+		return labelBySides(s, cfg, pairs, sets)
+	}
 	s = s.Scope("harvest.Label")
 	jobs, dead1 := joinSets(s, pairs, sets)
 	labeled, dead2 := beam.ParDo2(s, &labelFn{Cfg: cfg}, jobs)
@@ -129,12 +135,8 @@ func joinSets(s beam.Scope, pairs, sets beam.PCollection) (groups, dead beam.PCo
 // from.
 func ContextsDigest(a, b schemas.ContextSet) string {
 	h := sha256.New()
-	for _, cs := range []schemas.ContextSet{a, b} {
-		fmt.Fprintf(h, "%s\x00%d\x00", cs.SentenceID, len(cs.Contexts))
-		for _, c := range cs.Contexts {
-			fmt.Fprintf(h, "%s\x00%d\x00", c.ChunkID, c.Slot)
-		}
-	}
+	digestSet(h, a)
+	digestSet(h, b)
 	return fmt.Sprintf("%x", h.Sum(nil)[:16])
 }
 

@@ -59,10 +59,14 @@ func TestHeartbeatPrintsWhenQuiet(t *testing.T) {
 
 func TestHeartbeatQuietWhileReportersPrint(t *testing.T) {
 	buf := short(t)
-	Interval = 100 * time.Millisecond
+	// A reporter prints every 4/5 of the Interval, so a heartbeat has a
+	// fifth of it to spare: one second leaves 200ms for a loaded machine's
+	// scheduling delays (at 100ms, 20ms was too little under a parallel
+	// build).
+	Interval = time.Second
 	stop := Heartbeat("job", nil)
 	r := New("stage", "items")
-	end := time.Now().Add(600 * time.Millisecond)
+	end := time.Now().Add(2500 * time.Millisecond)
 	for time.Now().Before(end) {
 		r.Add(1)
 		time.Sleep(time.Millisecond)

@@ -106,7 +106,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
-	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved once, before the first wave, into <output>/_waves (removed at the end); a run stopped midway is resumed by the same command. --labeler=lexical only.")
+	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved, and their context sets built, once, before the first wave, into <output>/_waves (removed at the end); a run stopped midway is resumed by the same command.")
 }
 
 // Resolve parses the method flags into c.Method and fills the corpus
@@ -131,9 +131,6 @@ func (c *Config) Resolve() error {
 		return fmt.Errorf("--model is required (only --labeler=%s labels without models)", method.LabelerLexical)
 	}
 	if c.Waves > 1 {
-		if c.Method.Method.NeedsContexts() {
-			return fmt.Errorf("--waves needs --labeler=%s: each wave would build every context set again", method.LabelerLexical)
-		}
 		if jobrun.NotRun() {
 			return fmt.Errorf("--waves runs its pipelines one after another from this process: it cannot be only submitted or built (--dry_run, --template_location, --async)")
 		}

@@ -104,11 +104,6 @@ func TestRunLexicalInWaves(t *testing.T) {
 	args := []string{"--corpus=" + corpus, "--labeler=lexical", "--preset=demo",
 		"--pair_quota=near:2,mid:2,far:2,random:2", "--parquet_shards=2", "--print=0"}
 
-	withModels := config(t, append(args[:1:1], "--model=m", "--output="+filepath.Join(dir, "x"), "--waves=2")...)
-	if err := withModels.Resolve(); err == nil || !strings.Contains(err.Error(), "--waves needs --labeler=lexical") {
-		t.Fatalf("waves under the default labeler: %v", err)
-	}
-
 	run := func(name string, extra ...string) (map[string]schemas.LabeledPair, harvest.Summary) {
 		out := filepath.Join(dir, name)
 		c := config(t, append(append(args, "--output="+out), extra...)...)

@@ -175,9 +175,11 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 
 // runWaves runs the harvest in waves (Config.Waves): one pipeline
 // retrieves the sample's sentences as deep as the pair sampler looks and
-// stores the hits under the output's _waves/, then each wave reads them,
-// samples and labels the pairs its owners own, and writes its files of
-// every table. The tables are committed after the last wave, and Run
+// stores the hits under the output's _waves/ (under a labeler that builds
+// context sets, it retrieves them at the method's depth and stores their
+// context sets too), then each wave reads them, samples and labels the
+// pairs its owners own, and writes its files of every table (the context
+// sets in the first wave). The tables are committed after the last wave, and Run
 // removes _waves/ after the summary. The run's
 // counters are added into counters: the retrieval's, but for the rows it
 // stored, and the waves' per-pair counters (each wave reads every
@@ -204,12 +206,26 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		fmt.Fprintf(os.Stderr, "harvest: resuming the unfinished run %s from %s\n", plan.RunID, shared)
 	}
 	hitsDir, deadDir := storage.Join(shared, "hits"), storage.Join(shared, "dead_letters")
-	rc, _, err := step(ctx, shared, "step-retrieval.json", fmt.Sprintf("harvest retrieval for %d waves", waves), func() *beam.Pipeline {
+	setsDir := storage.Join(shared, "context_sets")
+	withSets := spec.Settings.NeedsContexts()
+	what := "retrieval"
+	if withSets {
+		what = "retrieval and context sets"
+	}
+	rc, _, err := step(ctx, shared, "step-retrieval.json", fmt.Sprintf("harvest %s for %d waves", what, waves), func() *beam.Pipeline {
 		p, s := beam.NewPipelineWithRoot()
 		sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-		hits, rdead := harvest.RetrieveForPairs(s, spec, harvest.Sample(s, spec, sents))
+		sampled := harvest.Sample(s, spec, sents)
+		var hits, dead beam.PCollection
+		if withSets {
+			var sets beam.PCollection
+			hits, sets, dead = harvest.SetsForWaves(s, spec, sampled)
+			parquetio.Write(s, parquetio.Config{Dir: setsDir, NumShards: c.Shards}, sets)
+		} else {
+			hits, dead = harvest.RetrieveForPairs(s, spec, sampled)
+		}
 		parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, hits)
-		parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, rdead)
+		parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, dead)
 		return p
 	}, &run)
 	if err != nil {
@@ -232,7 +248,15 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 			if wave.First() {
 				rdead = parquetio.Read(s, storage.Join(deadDir, "*.parquet"), reflect.TypeOf(schemas.DeadLetter{}))
 			}
-			harvest.LabelLexical(s, spec, harvest.Sample(s, spec, sents), hits, rdead).WriteWave(s, c.Output, c.Shards, wave, plan.RunID, meta)
+			sampled := harvest.Sample(s, spec, sents)
+			out := harvest.LabelLexical
+			if withSets {
+				sets := parquetio.Read(s, storage.Join(setsDir, "*.parquet"), reflect.TypeOf(schemas.ContextSet{}))
+				out = func(s beam.Scope, spec harvest.Spec, sampled, hits, rdead beam.PCollection) harvest.Outputs {
+					return harvest.LabelWave(s, spec, sampled, hits, sets, rdead)
+				}
+			}
+			out(s, spec, sampled, hits, rdead).WriteWave(s, c.Output, c.Shards, wave, plan.RunID, meta)
 			return p
 		}, &run)
 		if err != nil {

@@ -1,0 +1,65 @@
+// Command shufflebytes measures the bytes each labeled pair puts on the
+// shuffles of the labeling plane, as Beam encodes them, from a harvest's
+// own pairs and context sets: the plane that carries a whole context set
+// with each pair against the plane of per-side sums that Label runs.
+//
+//	go run ./bench/shufflebytes -harvest out/harvest
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/harvest"
+)
+
+func main() {
+	dir := flag.String("harvest", "", "A harvest output directory (with pairs/ and context_sets/).")
+	limit := flag.Int("pairs", 20000, "Pairs to measure (the first ones read).")
+	flag.Parse()
+	ctx := context.Background()
+	pairs, err := storage.ReadTable[schemas.LabeledPair](ctx, storage.Join(*dir, "pairs"))
+	if err == nil && len(pairs) == 0 {
+		err = fmt.Errorf("no labeled pairs under %s", *dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shufflebytes:", err)
+		os.Exit(1)
+	}
+	pairs = pairs[:min(*limit, len(pairs))]
+	sets, err := storage.ReadTable[schemas.ContextSet](ctx, storage.Join(*dir, "context_sets"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shufflebytes:", err)
+		os.Exit(1)
+	}
+	byID := map[string]schemas.ContextSet{}
+	var contexts int
+	for _, s := range sets {
+		byID[s.SentenceID] = s
+		contexts += len(s.Contexts)
+	}
+	whole, sides := harvest.ShuffleBytes(pairs, byID)
+	if whole == nil {
+		fmt.Fprintln(os.Stderr, "shufflebytes: no pair has both context sets")
+		os.Exit(1)
+	}
+	fmt.Printf("%d pairs, %d context sets (mean |C_s| %.1f)\n", len(pairs), len(sets), float64(contexts)/float64(max(len(sets), 1)))
+	for _, plane := range []struct {
+		name  string
+		sizes []harvest.ShuffleSize
+	}{{"whole sets with each pair (before)", whole}, {"per-side sums (Label)", sides}} {
+		var pairBytes float64
+		fmt.Printf("%s:\n", plane.name)
+		for i, s := range plane.sizes {
+			fmt.Printf("  %-52s %10.0f bytes per pair\n", s.Shuffle, s.Bytes)
+			if i < len(plane.sizes)-1 {
+				pairBytes += s.Bytes
+			}
+		}
+		fmt.Printf("  %-52s %10.0f bytes per pair\n", "all the pairs' shuffles", pairBytes)
+	}
+}

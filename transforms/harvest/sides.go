@@ -1,0 +1,322 @@
+package harvest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding"
+	"fmt"
+	"hash"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ctxsim/ctxsim/resources"
+	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/transforms/counter"
+	"github.com/ctxsim/ctxsim/transforms/progress"
+)
+
+// The labeling plane of the labelers that build context sets. No pair
+// carries a context set: each set is read once per group of pairs that
+// share it, and a pair takes from it only the few numbers of Eq. 4
+// (method.Sums) and what the other side needs to count a shared context
+// once. The pairs cross three shuffles, each a few KB per pair:
+//
+//  1. by their second sentence, to take its text (the cross scores of the
+//     first side need it);
+//  2. by their first sentence, to meet C_a: the sums over C_a, with the
+//     first sentence's scores from the set and the second's computed;
+//  3. by their second sentence, to meet C_b: the sums over C_b \ C_a, the
+//     label, and the output row.
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(sentenceText{}))
+	beam.RegisterType(reflect.TypeOf(pairText{}))
+	beam.RegisterType(reflect.TypeOf(halfSums{}))
+	register.Function1x2[schemas.ContextSet, string, sentenceText](keySetText)
+	register.Function1x2[Pair, string, Pair](keyPairByB)
+	register.DoFn6x0[context.Context, string, func(*Pair) bool, func(*sentenceText) bool, func(string, pairText), func(schemas.DeadLetter)](&textJoinFn{})
+	register.DoFn6x0[context.Context, string, func(*pairText) bool, func(*schemas.ContextSet) bool, func(string, halfSums), func(schemas.DeadLetter)](&sideAFn{})
+	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(schemas.LabeledPair), func(schemas.DeadLetter)](&sideBFn{})
+	register.Iter1[sentenceText]()
+	register.Iter1[pairText]()
+	register.Iter1[halfSums]()
+	register.Emitter2[string, pairText]()
+	register.Emitter2[string, halfSums]()
+}
+
+// sentenceText is a sentence's text, taken from its context set.
+type sentenceText struct {
+	Text string
+}
+
+// pairText is a pair with its second sentence's text.
+type pairText struct {
+	Pair  Pair
+	TextB string
+}
+
+// halfSums is a pair after its first side: the two texts, Eq. 4's sums
+// over C_a, the hashes of C_a's contexts (method.SetHashes: a context of
+// both sets is counted on the first side only), and the state of the
+// contexts digest after C_a (ContextsDigest continues it with C_b).
+type halfSums struct {
+	Pair         Pair
+	TextA, TextB string
+	SkipA        []byte
+	Digest       []byte
+	Sums         method.Sums
+}
+
+func keySetText(c schemas.ContextSet) (string, sentenceText) {
+	return c.SentenceID, sentenceText{Text: c.Text}
+}
+func keyPairByB(p Pair) (string, Pair) { return p.B, p }
+
+// labelBySides labels pairs from the per-side sums of Eq. 4 (see the
+// plane above).
+func labelBySides(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled, dead beam.PCollection) {
+	s = s.Scope("harvest.LabelSides")
+	setsByID := beam.ParDo(s, keyContextSet, sets)
+	texts := beam.ParDo(s, keySetText, sets)
+	withB, dead1 := beam.ParDo2(s, &textJoinFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByB, pairs), texts))
+	halves, dead2 := beam.ParDo2(s, &sideAFn{Cfg: cfg}, beam.CoGroupByKey(s, withB, setsByID))
+	labeled, dead3 := beam.ParDo2(s, &sideBFn{Cfg: cfg}, beam.CoGroupByKey(s, halves, setsByID))
+	return labeled, beam.Flatten(s, dead1, dead2, dead3)
+}
+
+func missingSet(p Pair, missing string) schemas.DeadLetter {
+	return schemas.DeadLetter{Stage: "harvest", Source: p.ID, Reason: ReasonMissingContexts,
+		Detail: fmt.Sprintf("sentence %s of pair %s has no context set", missing, p.ID),
+		Record: p.A + " " + p.B}
+}
+
+func unresolved(p Pair, err error) schemas.DeadLetter {
+	// A context set that does not resolve against this chunk store comes
+	// from a different corpus: a data error, not a reason to stop the job.
+	return schemas.DeadLetter{Stage: "harvest", Source: p.ID, Reason: "unresolved_context",
+		Detail: err.Error(), Record: p.A + " " + p.B}
+}
+
+type textJoinFn struct{}
+
+func (f *textJoinFn) ProcessElement(_ context.Context, _ string, pairs func(*Pair) bool,
+	texts func(*sentenceText) bool, emit func(string, pairText), emitDead func(schemas.DeadLetter)) {
+	var t sentenceText
+	have := texts(&t)
+	var p Pair
+	for pairs(&p) {
+		if !have {
+			emitDead(missingSet(p, p.B))
+			continue
+		}
+		emit(p.A, pairText{Pair: p, TextB: t.Text})
+	}
+}
+
+// digestSet writes one set's part of ContextsDigest.
+func digestSet(h hash.Hash, cs schemas.ContextSet) {
+	fmt.Fprintf(h, "%s\x00%d\x00", cs.SentenceID, len(cs.Contexts))
+	for _, c := range cs.Contexts {
+		fmt.Fprintf(h, "%s\x00%d\x00", c.ChunkID, c.Slot)
+	}
+}
+
+// sideBase is what both sides' DoFns open and count.
+type sideBase struct {
+	res                    *resources.Resources
+	labeled, millis, evals counter.Counter
+	ctxPairs, cacheHits    counter.Counter
+}
+
+func (b *sideBase) setup(ctx context.Context, cfg LabelConfig) error {
+	var err error
+	if b.res, err = cfg.open(ctx); err != nil {
+		return err
+	}
+	if err := b.res.Engine.Check(cfg.Settings); err != nil {
+		return err
+	}
+	b.labeled = counter.New("harvest", "pairs_labeled")
+	b.millis = counter.New("harvest", "stage_ms_labels")
+	b.evals = counter.New("harvest", "gen_evals_labels")
+	b.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
+	b.cacheHits = counter.New("harvest", "cache_hits_labels")
+	return nil
+}
+
+func (b *sideBase) work(ctx context.Context, w method.Stats) {
+	b.evals.Inc(ctx, w.GenEvals)
+	b.ctxPairs.Inc(ctx, w.CtxPairs)
+	b.cacheHits.Inc(ctx, w.CacheHits)
+}
+
+// sideAFn meets the pairs that share their first sentence with its
+// context set: the sums of Eq. 4 over C_a.
+type sideAFn struct {
+	Cfg LabelConfig
+	sideBase
+}
+
+func (f *sideAFn) Setup(ctx context.Context) error { return f.setup(ctx, f.Cfg) }
+
+func (f *sideAFn) ProcessElement(ctx context.Context, _ string, pairs func(*pairText) bool,
+	sets func(*schemas.ContextSet) bool, emit func(string, halfSums), emitDead func(schemas.DeadLetter)) {
+	t0 := time.Now()
+	defer func() { f.millis.Inc(ctx, time.Since(t0).Milliseconds()) }()
+	var set schemas.ContextSet
+	have := sets(&set)
+	e := f.res.Engine
+	var cands []method.Cand
+	var err error
+	var skip, digest []byte
+	if have {
+		if cands, err = e.Resolve(set.Contexts, set.Terms); err == nil {
+			skip = method.SetHashes(cands)
+			h := sha256.New()
+			digestSet(h, set)
+			digest, err = h.(encoding.BinaryMarshaler).MarshalBinary()
+		}
+	}
+	var batch []halfSums
+	flush := func() {
+		jobs := make([]method.SideJob, len(batch))
+		for n := range batch {
+			jobs[n] = method.SideJob{Other: batch[n].TextB, Sums: &batch[n].Sums}
+		}
+		f.work(ctx, e.LabelSide(set.Text, cands, jobs, true, f.Cfg.Settings))
+		for _, h := range batch {
+			emit(h.Pair.B, h)
+		}
+		batch = batch[:0]
+	}
+	var p pairText
+	for pairs(&p) {
+		switch {
+		case !have:
+			emitDead(missingSet(p.Pair, p.Pair.A))
+			continue
+		case err != nil:
+			emitDead(unresolved(p.Pair, err))
+			continue
+		}
+		batch = append(batch, halfSums{Pair: p.Pair, TextA: set.Text, TextB: p.TextB, SkipA: skip, Digest: digest})
+		if len(batch) == maxGroup {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+}
+
+// sideBFn meets the pairs that share their second sentence with its
+// context set: the sums over C_b \ C_a complete Eq. 4, and the pairs are
+// labeled.
+type sideBFn struct {
+	Cfg LabelConfig
+	sideBase
+	settings string
+	hist     [20]counter.Counter
+	strata   map[string]counter.Counter
+	prog     *progress.Reporter
+}
+
+func (f *sideBFn) Setup(ctx context.Context) error {
+	if err := f.setup(ctx, f.Cfg); err != nil {
+		return err
+	}
+	f.settings = f.Cfg.Settings.JSON()
+	for i := range f.hist {
+		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
+	}
+	f.strata = map[string]counter.Counter{}
+	for _, s := range Strata {
+		f.strata[s] = counter.New("harvest", "pairs_"+s)
+	}
+	f.prog = progress.New("harvest", "pairs labeled")
+	return nil
+}
+
+func (f *sideBFn) Teardown() {
+	if f.prog != nil {
+		f.prog.Done()
+	}
+}
+
+func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*halfSums) bool,
+	sets func(*schemas.ContextSet) bool, emit func(schemas.LabeledPair), emitDead func(schemas.DeadLetter)) {
+	t0 := time.Now()
+	defer func() { f.millis.Inc(ctx, time.Since(t0).Milliseconds()) }()
+	var set schemas.ContextSet
+	have := sets(&set)
+	e := f.res.Engine
+	var cands []method.Cand
+	var err error
+	if have {
+		cands, err = e.Resolve(set.Contexts, set.Terms)
+	}
+	var batch []halfSums
+	flush := func() {
+		jobs := make([]method.SideJob, len(batch))
+		for n := range batch {
+			jobs[n] = method.SideJob{Other: batch[n].TextA, Skip: batch[n].SkipA, Sums: &batch[n].Sums}
+		}
+		f.work(ctx, e.LabelSide(set.Text, cands, jobs, false, f.Cfg.Settings))
+		for _, h := range batch {
+			row, derr := f.row(h, set)
+			if derr != nil {
+				emitDead(unresolved(h.Pair, derr))
+				continue
+			}
+			f.labeled.Inc(ctx, 1)
+			f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
+			f.strata[h.Pair.Stratum].Inc(ctx, 1)
+			f.prog.Add(1)
+			emit(row)
+		}
+		batch = batch[:0]
+	}
+	var h halfSums
+	for halves(&h) {
+		switch {
+		case !have:
+			emitDead(missingSet(h.Pair, h.Pair.B))
+			continue
+		case err != nil:
+			emitDead(unresolved(h.Pair, err))
+			continue
+		}
+		batch = append(batch, h)
+		if len(batch) == maxGroup {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+}
+
+// row completes a pair's label from its sums and makes its output record.
+func (f *sideBFn) row(h halfSums, setB schemas.ContextSet) (schemas.LabeledPair, error) {
+	st := f.Cfg.Settings
+	d := sha256.New()
+	if err := d.(encoding.BinaryUnmarshaler).UnmarshalBinary(h.Digest); err != nil {
+		return schemas.LabeledPair{}, fmt.Errorf("harvest: the contexts digest of pair %s does not resume: %w", h.Pair.ID, err)
+	}
+	digestSet(d, setB)
+	lab := method.PairLabel{Context: float64(float32(h.Sums.Similarity(st.Similarity))), Contexts: int(h.Sums.N)}
+	lab.Lexical, lab.Embed = f.res.Engine.Parts(h.TextA, h.TextB)
+	lab.Label = method.Combine(st, lab.Context, lab.Lexical, lab.Embed)
+	return schemas.LabeledPair{
+		PairID: h.Pair.ID, SentenceID1: h.Pair.A, SentenceID2: h.Pair.B,
+		Sentence1: h.TextA, Sentence2: h.TextB, Label: float32(lab.Label),
+		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
+		Split: Split(h.Pair.ID), Stratum: h.Pair.Stratum, NumContexts: int32(lab.Contexts),
+		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
+		Settings: f.settings, ContextsDigest: fmt.Sprintf("%x", d.Sum(nil)[:16]),
+	}, nil
+}
