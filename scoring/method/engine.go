@@ -31,7 +31,12 @@ type Cand struct {
 	Left, Right []int32
 	Comp        Components
 	S           float32
+	// ctx identifies the context in its store (contextID), 0 when unknown.
+	ctx uint64
 }
+
+// contextID identifies slot i of the stored chunk c, never 0.
+func contextID(c storedChunk, i int) uint64 { return uint64(c.num)<<20 | uint64(i) + 1 }
 
 // Key identifies the context.
 func (c *Cand) Key() string { return contextKey(c.ChunkID, c.Slot) }
@@ -206,7 +211,7 @@ func (e *Engine) Candidates(hits []schemas.Hit) (cands []Cand, missing int) {
 func (e *Engine) cand(id string, rank int32, c storedChunk, i int) Cand {
 	w := max(e.Window, 1)
 	return Cand{ChunkID: id, Slot: int32(i), Rank: rank,
-		Left: c.sents[max(0, i-w):i], Right: c.sents[i+1 : min(len(c.sents), i+1+w)]}
+		Left: c.sents[max(0, i-w):i], Right: c.sents[i+1 : min(len(c.sents), i+1+w)], ctx: contextID(c, i)}
 }
 
 // Resolve turns context references, whose term values are named by terms,
@@ -450,11 +455,13 @@ func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
 	// The order of a stable sort by the term, best first, sorting indices
 	// rather than the candidates themselves (which are large).
 	order := make([]int32, len(cands))
+	score := make([]float32, len(cands))
 	for i := range order {
 		order[i] = int32(i)
+		score[i] = cands[i].Comp[k]
 	}
 	slices.SortFunc(order, func(x, y int32) int {
-		if c := cmp.Compare(cands[y].Comp[k], cands[x].Comp[k]); c != 0 {
+		if c := cmp.Compare(score[y], score[x]); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)

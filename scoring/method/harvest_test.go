@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -708,5 +709,52 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 		if !overlap {
 			t.Fatalf("%s/%s: no two sets overlap; the test does not check that a shared context counts once", st.Labeler, st.Similarity)
 		}
+	}
+}
+
+// TestContextCacheKeepsContextsApart checks that the contrastive scorer's
+// cache of context vectors tells every context apart, the models'
+// reference contexts from the corpus's among them: the reference
+// statistics of a sentence are the same whether or not corpus contexts
+// were scored (and cached) first, and every context scores as it does
+// with the cache off.
+func TestContextCacheKeepsContextsApart(t *testing.T) {
+	useGoBackend(t)
+	chunks := testChunks(16)
+	_, m := testEngineModels(t, chunks)
+	var hits []schemas.Hit
+	for _, c := range chunks {
+		hits = append(hits, schemas.Hit{ChunkID: c.ID})
+	}
+	st := Defaults()
+	st.Rerank, st.SetSize = 20, 6
+	s := "the cat sat on a mat."
+	fresh := func() *Engine {
+		store := NewStore()
+		for _, c := range chunks {
+			if err := store.Add(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := m.Engine(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	warm := fresh()
+	warm.ContextSet(s, hits, st, 1) // caches the corpus contexts' vectors
+	mw, sw, _ := warm.RefStats("a dog ran in the park.", st.Lambda)
+	mf, sf, _ := fresh().RefStats("a dog ran in the park.", st.Lambda)
+	if mw != mf || sw != sf {
+		t.Fatalf("reference statistics %v ± %v after scoring corpus contexts, %v ± %v before", mw, sw, mf, sf)
+	}
+	old := ContextCacheBytes
+	t.Cleanup(func() { ContextCacheBytes = old })
+	cached, _ := fresh().ContextSet(s, hits, st, 1)
+	ContextCacheBytes = 0
+	uncached, _ := fresh().ContextSet(s, hits, st, 1)
+	if len(cached) == 0 || !reflect.DeepEqual(cached, uncached) {
+		t.Fatalf("context set with the cache %v, without %v", cached, uncached)
 	}
 }

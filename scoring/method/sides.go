@@ -218,8 +218,8 @@ func (e *Engine) ctxOnly(lambda map[string]float64) (*CtxScorer, float64, bool) 
 // sentences, and no cache.
 func (c *CtxScorer) crossScores(set []Cand, others []string, keep [][]int, w float64, out [][]float32, work *Stats) {
 	dim := c.Model.Dim()
-	g := make([]float32, len(set)*dim)
-	done := make([]bool, len(set))
+	buf := make([]float32, len(set)*dim)
+	g := make([][]float32, len(set))
 	for n, s := range others {
 		out[n] = make([]float32, len(keep[n]))
 		if len(keep[n]) == 0 {
@@ -228,12 +228,10 @@ func (c *CtxScorer) crossScores(set []Cand, others []string, keep [][]int, w flo
 		f := c.Model.SentenceVec(s)
 		work.SentencesEncoded++
 		for k, i := range keep[n] {
-			gi := g[i*dim : (i+1)*dim]
-			if !done[i] {
-				c.ContextVec(gi, &set[i], work)
-				done[i] = true
+			if g[i] == nil {
+				g[i] = c.contextVec(buf[i*dim:(i+1)*dim], &set[i], work)
 			}
-			out[n][k] = float32(w * float64(c.Model.Score(f, gi)))
+			out[n][k] = float32(w * float64(c.Model.Score(f, g[i])))
 		}
 		work.CtxPairs += int64(len(keep[n]))
 	}

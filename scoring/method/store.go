@@ -37,6 +37,8 @@ type Store struct {
 type storedChunk struct {
 	doc   string
 	sents []int32
+	// num is the chunk's position in the order chunks were added.
+	num int32
 }
 
 // NewStore returns an empty store.
@@ -62,7 +64,7 @@ func (st *Store) Add(c schemas.Chunk) error {
 		}
 		idx[i] = k
 	}
-	st.chunks[c.ID] = storedChunk{doc: c.DocID, sents: idx}
+	st.chunks[c.ID] = storedChunk{doc: c.DocID, sents: idx, num: int32(len(st.chunks))}
 	st.ids = append(st.ids, c.ID)
 	return nil
 }
@@ -84,7 +86,7 @@ func (st *Store) addReference(ctxs []examples.Context) (ids []string, slots []in
 			idx[j] = int32(len(st.sents))
 			st.sents = append(st.sents, text)
 		}
-		st.chunks[id] = storedChunk{doc: id, sents: idx}
+		st.chunks[id] = storedChunk{doc: id, sents: idx, num: int32(len(st.chunks))}
 	}
 	return ids, slots
 }
