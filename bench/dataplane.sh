@@ -49,6 +49,7 @@ SAMPLE=${SAMPLE:-1}
 EXTRA=${EXTRA:-}
 MODEL=${MODEL:-}
 RES=bench/results.txt
+mkdir -p out/bench
 make -s bin/index bin/harvest tools/duckdb/node_modules
 [ -f $IDX/index/ctxsim-index.json ] ||
   bin/index --input=$C --output=$IDX --shards=1 --parquet_shards=2

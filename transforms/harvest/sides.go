@@ -140,12 +140,16 @@ func (b *sideBase) setup(ctx context.Context, cfg LabelConfig) error {
 	if err := b.res.Engine.Check(cfg.Settings); err != nil {
 		return err
 	}
+	b.initCounters()
+	return nil
+}
+
+func (b *sideBase) initCounters() {
 	b.labeled = counter.New("harvest", "pairs_labeled")
 	b.millis = counter.New("harvest", "stage_ms_labels")
 	b.evals = counter.New("harvest", "gen_evals_labels")
 	b.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
 	b.cacheHits = counter.New("harvest", "cache_hits_labels")
-	return nil
 }
 
 func (b *sideBase) work(ctx context.Context, w method.Stats) {
@@ -181,35 +185,49 @@ func (f *sideAFn) ProcessElement(ctx context.Context, _ string, pairs func(*pair
 			digest, err = h.(encoding.BinaryMarshaler).MarshalBinary()
 		}
 	}
-	var batch []halfSums
-	flush := func() {
-		jobs := make([]method.SideJob, len(batch))
-		for n := range batch {
-			jobs[n] = method.SideJob{Other: batch[n].TextB, Sums: &batch[n].Sums}
+	eachBatch(pairs, func(p *pairText) Pair { return p.Pair }, false, have, err, emitDead, func(ps []pairText) {
+		batch := make([]halfSums, len(ps))
+		jobs := make([]method.SideJob, len(ps))
+		for n, p := range ps {
+			batch[n] = halfSums{Pair: p.Pair, TextA: set.Text, TextB: p.TextB, SkipA: skip, Digest: digest}
+			jobs[n] = method.SideJob{Other: p.TextB, Sums: &batch[n].Sums}
 		}
 		f.work(ctx, e.LabelSide(set.Text, cands, jobs, true, f.Cfg.Settings))
 		for _, h := range batch {
 			emit(h.Pair.B, h)
 		}
-		batch = batch[:0]
-	}
-	var p pairText
-	for pairs(&p) {
-		switch {
+	})
+}
+
+// eachBatch reads the pairs that met one sentence's context set and
+// calls label with them in batches of up to maxGroup; when the set is
+// missing (have false) or did not resolve (err), each pair goes to the
+// dead letters instead, naming its second sentence (second) or its first
+// as the one without a set.
+func eachBatch[T any](next func(*T) bool, pair func(*T) Pair, second, have bool, err error,
+	emitDead func(schemas.DeadLetter), label func([]T)) {
+	var batch []T
+	var x T
+	for next(&x) {
+		switch p := pair(&x); {
+		case !have && second:
+			emitDead(missingSet(p, p.B))
+			continue
 		case !have:
-			emitDead(missingSet(p.Pair, p.Pair.A))
+			emitDead(missingSet(p, p.A))
 			continue
 		case err != nil:
-			emitDead(unresolved(p.Pair, err))
+			emitDead(unresolved(p, err))
 			continue
 		}
-		batch = append(batch, halfSums{Pair: p.Pair, TextA: set.Text, TextB: p.TextB, SkipA: skip, Digest: digest})
+		batch = append(batch, x)
 		if len(batch) == maxGroup {
-			flush()
+			label(batch)
+			batch = nil
 		}
 	}
 	if len(batch) > 0 {
-		flush()
+		label(batch)
 	}
 }
 
@@ -229,6 +247,12 @@ func (f *sideBFn) Setup(ctx context.Context) error {
 	if err := f.setup(ctx, f.Cfg); err != nil {
 		return err
 	}
+	f.initRows()
+	return nil
+}
+
+// initRows sets up what the output rows and their counters need.
+func (f *sideBFn) initRows() {
 	f.settings = f.Cfg.Settings.JSON()
 	for i := range f.hist {
 		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
@@ -238,7 +262,6 @@ func (f *sideBFn) Setup(ctx context.Context) error {
 		f.strata[s] = counter.New("harvest", "pairs_"+s)
 	}
 	f.prog = progress.New("harvest", "pairs labeled")
-	return nil
 }
 
 func (f *sideBFn) Teardown() {
@@ -259,8 +282,7 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 	if have {
 		cands, err = e.Resolve(set.Contexts, set.Terms)
 	}
-	var batch []halfSums
-	flush := func() {
+	eachBatch(halves, func(h *halfSums) Pair { return h.Pair }, true, have, err, emitDead, func(batch []halfSums) {
 		jobs := make([]method.SideJob, len(batch))
 		for n := range batch {
 			jobs[n] = method.SideJob{Other: batch[n].TextA, Skip: batch[n].SkipA, Sums: &batch[n].Sums}
@@ -278,26 +300,7 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 			f.prog.Add(1)
 			emit(row)
 		}
-		batch = batch[:0]
-	}
-	var h halfSums
-	for halves(&h) {
-		switch {
-		case !have:
-			emitDead(missingSet(h.Pair, h.Pair.B))
-			continue
-		case err != nil:
-			emitDead(unresolved(h.Pair, err))
-			continue
-		}
-		batch = append(batch, h)
-		if len(batch) == maxGroup {
-			flush()
-		}
-	}
-	if len(batch) > 0 {
-		flush()
-	}
+	})
 }
 
 // row completes a pair's label from its sums and makes its output record.
