@@ -262,7 +262,8 @@ func TestDataflowDryRun(t *testing.T) {
 			"harvest.FilterSentences", "index.Retrieve", "index.Retrieve/index.retrieveFn",
 			"harvest.ContextSets", "harvest.ContextSets/harvest.contextSetFn",
 			"harvest.SamplePairs", "harvest.SamplePairs/harvest.quotaFn",
-			"harvest.Label", "harvest.Label/harvest.labelFn",
+			"harvest.LabelSides", "harvest.LabelSides/harvest.textJoinFn",
+			"harvest.LabelSides/harvest.sideAFn", "harvest.LabelSides/harvest.sideBFn",
 			"parquetio.Write", "parquetio.Write'1", "parquetio.Write'2", "parquetio.Write/parquetio.finalizeFn")
 		for name, want := range map[string]string{"output": out, "preset": "demo", "model": model, "corpus": corpusOut} {
 			if v, ok := s.job.goOption(name); !ok || v != want {
