@@ -57,7 +57,10 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 		}
 		h := sha256.New()
 		digestSet(h, a)
-		state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			panic(err)
+		}
 		s[2] += enc(p.B, halfSums{Pair: p, TextA: a.Text, TextB: b.Text, SkipA: method.SetHashes(cands), Digest: state,
 			Sums: method.Sums{N: int32(len(a.Contexts)), A: 1, B: 1, AA: 1, BB: 1, AB: 1}})
 	}
