@@ -25,13 +25,13 @@
 #   POINTS="near:3,random:97" GOMEMLIMIT=21GiB bench/dataplane.sh   # 10M in one pipeline: does not fit 24 GB on Prism
 #   POINTS="near:3,random:97" WAVES=8 GOMEMLIMIT=8GiB bench/dataplane.sh   # 10M in eight waves
 #
-# LABELER=hybrid runs the default labeler instead (context sets at the
+# LABELER=aligned (or hybrid, ensemble) runs a labeler that builds context sets (at the
 # default preset, the contrastive model of MODEL, trained by
 # `bin/train --models=ctx` on mixed-20m into out/bench/models when MODEL is
 # not given); CORPUS and IDX choose another corpus and where its index
 # goes, SAMPLE the fraction of its sentences, and EXTRA adds flags:
 #
-#   LABELER=hybrid CORPUS=../shared/data/corpus/mixed-20m.jsonl.gz IDX=out/bench/m20 SAMPLE=0.025 \
+#   LABELER=aligned CORPUS=../shared/data/corpus/mixed-20m.jsonl.gz IDX=out/bench/m20 SAMPLE=0.025 \
 #     POINTS="near:8,mid:24,random:24" NEIGHBOURS=50 WAVES=8 GOMEMLIMIT=7GiB bench/dataplane.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -143,6 +143,10 @@ type LabeledPair struct {
 	// "ensemble", which averages the three parts); 0 when no loaded model
 	// embeds sentences. Files written before the column existed read as 0.
 	LabelEmbed float32 `parquet:"label_embed" json:"label_embed"`
+	// LabelAlign is the word alignment of the two sentences under the
+	// context model (labeler "aligned"); 0 when no loaded model aligns
+	// words. Files written before the column existed read as 0.
+	LabelAlign float32 `parquet:"label_align" json:"label_align"`
 	// Split is "train", "dev" or "test", chosen from the pair's hash.
 	Split string `parquet:"split" json:"split"`
 	// Stratum says how the pair was sampled: "near", "mid" or "far" by the

@@ -102,8 +102,8 @@ func TestEvaluate(t *testing.T) {
 		t.Fatalf("variants %v, want %s", names, want)
 	}
 	origin, paper := res.Results[5], res.Results[6]
-	if origin.Labeler != "hybrid" || origin.Eq4 == nil || origin.CtxPairs <= 0 || origin.Evals != 0 {
-		t.Fatalf("origin (the contrastive scorer, hybrid labeler): %+v", origin)
+	if origin.Labeler != "aligned" || origin.Eq4 == nil || origin.CtxPairs <= 0 || origin.Evals != 0 {
+		t.Fatalf("origin (the contrastive scorer, aligned labeler): %+v", origin)
 	}
 	if paper.Labeler != "origin" || paper.Eq4 == nil || *paper.Eq4 != paper.Spearman || paper.Evals <= 0 {
 		t.Fatalf("paper (the four terms, Eq. 4 alone): %+v", paper)
@@ -119,7 +119,7 @@ func TestEvaluate(t *testing.T) {
 	if !strings.Contains(stdout, "Spearman x100") {
 		t.Fatalf("no table printed:\n%s", stdout)
 	}
-	checkReport(t, out+"/report.html", 4, "Verdict", "The harvested label (the configured settings, hybrid labeler) scores",
+	checkReport(t, out+"/report.html", 4, "Verdict", "The harvested label (the configured settings, aligned labeler) scores",
 		"Eq. 4 alone (configured) against the gold score", "Stemmed TF-IDF cosine against the gold score")
 	if !strings.Contains(stdout, "evaluate: The harvested label") {
 		t.Errorf("no verdict printed:\n%s", stdout)
@@ -169,10 +169,12 @@ func TestHarvest(t *testing.T) {
 			p.ModelFingerprint == "" || p.IndexFingerprint == "" {
 			t.Fatalf("bad row %+v", p)
 		}
-		// The default labeler is the hybrid of Eq. 4 and the TF-IDF cosine.
-		if want := method.Hybrid(float64(p.LabelContext), float64(p.LabelLexical)); math.Abs(float64(p.Label)-want) > 1e-6 ||
-			p.LabelLexical < 0 || p.LabelLexical > 1.0001 {
-			t.Fatalf("pair %s: label %v from Eq. 4 %v and TF-IDF %v", p.PairID, p.Label, p.LabelContext, p.LabelLexical)
+		// The default labeler weighs the word alignment 6 to 1 against
+		// Eq. 4; the TF-IDF cosine is kept beside them.
+		if want := method.Aligned(float64(p.LabelContext), float64(p.LabelAlign)); math.Abs(float64(p.Label)-want) > 1e-6 ||
+			p.LabelAlign < 0 || p.LabelAlign > 1.0001 || p.LabelLexical < 0 || p.LabelLexical > 1.0001 {
+			t.Fatalf("pair %s: label %v from Eq. 4 %v and alignment %v (TF-IDF %v)", p.PairID, p.Label, p.LabelContext, p.LabelAlign,
+				p.LabelLexical)
 		}
 		a, b := setOf[p.SentenceID1], setOf[p.SentenceID2]
 		if a.Text != p.Sentence1 || b.Text != p.Sentence2 {

@@ -261,8 +261,8 @@ func TestRefresh(t *testing.T) {
 		}
 		if pp, ok := prevPair[p.PairID]; ok && pp.ContextsDigest == p.ContextsDigest {
 			copied++
-			// Eq. 4 is copied; the hybrid label's lexical part follows
-			// the current corpus (checked against the full run below).
+			// Eq. 4 is copied; the label's other parts are computed
+			// again (checked against the full run below).
 			if p.LabelContext != pp.LabelContext || p.IndexFingerprint != pp.IndexFingerprint {
 				t.Fatalf("pair %s: copied Eq. 4 value %v (index %s), version 1 had %v (index %s)",
 					p.PairID, p.LabelContext, p.IndexFingerprint, pp.LabelContext, pp.IndexFingerprint)

@@ -284,13 +284,13 @@ func TestSurrogate(t *testing.T) {
 		if r.Spearman100 == nil {
 			t.Errorf("%s: no Spearman", r.Name)
 		}
-		if (r.Kind == "origin" || r.Kind == "hybrid") && (r.Source != evalOut || r.EvalRank != nil) {
+		if (r.Kind == "origin" || r.Kind == "aligned") && (r.Source != evalOut || r.EvalRank != nil) {
 			t.Errorf("%s: source %q, EvalRank %+v", r.Name, r.Source, r.EvalRank)
 		}
 	}
 	n := fmt.Sprint(nTrain)
-	if want := []string{"l2-3", "multisim-3", "l2-5", "multisim-5", "l2-" + n, "multisim-" + n, "origin", "hybrid",
-		"origin:lambda(to_s:1)", "hybrid:lambda(to_s:1)", "tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"l2-3", "multisim-3", "l2-5", "multisim-5", "l2-" + n, "multisim-" + n, "origin", "aligned",
+		"origin:lambda(to_s:1)", "aligned:lambda(to_s:1)", "tfidf", "mean_word_vectors", "untrained"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("results %v, want %v", names, want)
 	}
 	for _, obj := range []string{"l2", "multisim"} {

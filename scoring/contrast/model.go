@@ -98,6 +98,8 @@ type Model struct {
 	// Sent and Ctx are the (rows, dim) embedding tables of the sentence
 	// and context encoders, row-major.
 	Sent, Ctx []float32
+
+	wordState // AlignSimilarity's word vectors, built on first use
 }
 
 // newModel returns a model over vocab with tables drawn from N(0, InitStd²).

@@ -147,9 +147,9 @@ func (e *Engine) Check(st Settings) error {
 		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
 			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)
 	}
-	if st.Labeler == LabelerEnsemble && e.embedder() == nil {
-		return fmt.Errorf("harvest: labeler %q needs a model that embeds sentences on their own (the contrastive model, ctx), "+
-			"which is not loaded; train it (bin/train --models=ctx) or choose --labeler=%s", LabelerEnsemble, LabelerHybrid)
+	if (st.Labeler == LabelerEnsemble || st.Labeler == LabelerAligned) && (e.embedder() == nil || e.aligner() == nil) {
+		return fmt.Errorf("harvest: labeler %q needs a model that compares sentences on their own (the contrastive model, ctx), "+
+			"which is not loaded; train it (bin/train --models=ctx) or choose --labeler=%s", st.Labeler, LabelerHybrid)
 	}
 	for _, name := range st.TermsUsed() {
 		if _, ok := e.index[name]; !ok {
@@ -172,6 +172,25 @@ func (e *Engine) embedder() Embedder {
 		}
 	}
 	return nil
+}
+
+func (e *Engine) aligner() Aligner {
+	for _, sc := range e.scorers {
+		if al, ok := sc.(Aligner); ok {
+			return al
+		}
+	}
+	return nil
+}
+
+// Aligned is the word alignment of sentences a and b under the first
+// scorer that aligns words (Aligner), and false when none does.
+func (e *Engine) Aligned(a, b string) (float64, bool) {
+	al := e.aligner()
+	if al == nil {
+		return 0, false
+	}
+	return al.AlignSimilarity(a, b), true
 }
 
 // Embedded is the similarity of sentences a and b under the first scorer

@@ -228,6 +228,10 @@ func TestScoreMatchesModels(t *testing.T) {
 	}
 	st := Defaults()
 	st.Similarity = SimilarityPearson
+	if err := noCtx.Check(st); err == nil || !strings.Contains(err.Error(), `labeler "aligned" needs`) {
+		t.Fatalf("the aligned labeler without the contrastive model: %v", err)
+	}
+	st.Labeler = LabelerHybrid
 	if err := noCtx.Check(st); err == nil || !strings.Contains(err.Error(), `"ctx"`) {
 		t.Fatalf("settings using a model that is not loaded: %v", err)
 	}
@@ -278,7 +282,9 @@ func TestContextSetAndLabel(t *testing.T) {
 	e := testEngine(t, chunks)
 	ensemble := Defaults()
 	ensemble.Labeler = LabelerEnsemble
-	for _, st := range []Settings{Paper(), Defaults(), ensemble} {
+	aligned := Defaults()
+	aligned.Labeler = LabelerAligned
+	for _, st := range []Settings{Paper(), Defaults(), ensemble, aligned} {
 		st.Rerank, st.SetSize = 20, 6
 		var hits []schemas.Hit
 		for _, c := range chunks {
@@ -345,15 +351,20 @@ func TestContextSetAndLabel(t *testing.T) {
 			wantLabel = Hybrid(lab.Context, lab.Lexical)
 		case LabelerEnsemble:
 			wantLabel = Ensemble(lab.Context, lab.Lexical, lab.Embed)
+		case LabelerAligned:
+			wantLabel = Aligned(lab.Context, lab.Align)
 		}
 		if emb, ok := e.Embedded(a, b); !ok || lab.Embed != float64(float32(emb)) || lab.Embed == 0 {
 			t.Fatalf("sentence similarity %v (%v), label part %v", emb, ok, lab.Embed)
+		}
+		if al, ok := e.Aligned(a, b); !ok || lab.Align != float64(float32(al)) || lab.Align <= 0 || lab.Align >= 1 {
+			t.Fatalf("word alignment %v (%v), label part %v", al, ok, lab.Align)
 		}
 		if lab.Label != wantLabel || lab.Lexical != float64(float32(e.Lexical(true).Cosine(a, b))) {
 			t.Fatalf("%s label %+v", st.Labeler, lab)
 		}
 		if self := e.Label(a, a, setA, setA, st); math.Abs(self.Context-1) > 1e-6 || math.Abs(self.Lexical-1) > 1e-6 ||
-			math.Abs(self.Embed-1) > 1e-6 || math.Abs(self.Label-1) > 1e-6 {
+			math.Abs(self.Embed-1) > 1e-6 || math.Abs(self.Align-1) > 1e-6 || math.Abs(self.Label-1) > 1e-6 {
 			t.Fatalf("self label %+v", self)
 		}
 		if err := e.Check(st); err != nil {

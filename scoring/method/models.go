@@ -189,6 +189,16 @@ func (m *Models) SentenceCosine() func(a, b string) float64 {
 	return func(a, b string) float64 { return float64(contrast.Dot(m.Ctx.SentenceVec(a), m.Ctx.SentenceVec(b))) }
 }
 
+// AlignSimilarity returns the contrastive model's word alignment of two
+// sentences (contrast.Model.AlignSimilarity), or nil when that model is
+// not loaded.
+func (m *Models) AlignSimilarity() func(a, b string) float64 {
+	if m.Ctx == nil {
+		return nil
+	}
+	return m.Ctx.AlignSimilarity
+}
+
 // SubwordEmbeddings returns the coherence model's subword embedding table
 // (row-major, one row per token ID; callers must not change it) and its
 // width, or a nil table when that model is not loaded.

@@ -68,6 +68,13 @@ type Embedder interface {
 	SentenceSimilarity(a, b string) float64
 }
 
+// An Aligner is a scorer whose model also compares two sentences word by
+// word (contrast.Model.AlignSimilarity).
+type Aligner interface {
+	// AlignSimilarity is the F1 of the two sentences' best word matches.
+	AlignSimilarity(a, b string) float64
+}
+
 // TokenCache tokenizes the stored sentences once, for the scorers that read
 // subword tokens.
 type TokenCache struct {
@@ -407,6 +414,9 @@ func addTo(dst, x []float32) {
 func (c *CtxScorer) SentenceSimilarity(a, b string) float64 {
 	return float64(contrast.Dot(c.Model.SentenceVec(a), c.Model.SentenceVec(b)))
 }
+
+// AlignSimilarity implements Aligner.
+func (c *CtxScorer) AlignSimilarity(a, b string) float64 { return c.Model.AlignSimilarity(a, b) }
 
 // Score implements Scorer.
 func (c *CtxScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {

@@ -250,9 +250,10 @@ func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(sch
 			continue
 		}
 		if j.Reused {
-			lexical, embed := e.Parts(j.SetA.Text, j.SetB.Text)
-			row := f.row(j, method.PairLabel{Context: float64(j.PrevContext), Lexical: lexical, Embed: embed,
-				Label: method.Combine(f.Cfg.Settings, float64(j.PrevContext), lexical, embed), Contexts: int(j.PrevContexts)})
+			lab := e.Parts(j.SetA.Text, j.SetB.Text)
+			lab.Context, lab.Contexts = float64(j.PrevContext), int(j.PrevContexts)
+			lab.Label = method.Combine(f.Cfg.Settings, lab)
+			row := f.row(j, lab)
 			row.IndexFingerprint = j.PrevIndex
 			// A copied label is a pair of this version like any other: it
 			// counts in the strata and the histogram, not in pairs_labeled.
@@ -307,7 +308,7 @@ func (f *labelFn) row(j pairJob, lab method.PairLabel) schemas.LabeledPair {
 		PairID: j.Pair.ID, SentenceID1: j.Pair.A, SentenceID2: j.Pair.B,
 		Sentence1: j.SetA.Text, Sentence2: j.SetB.Text, Label: float32(lab.Label),
 		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
-		Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(lab.Contexts),
+		LabelAlign: float32(lab.Align), Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(lab.Contexts),
 		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
 		Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
 	}

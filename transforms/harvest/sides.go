@@ -311,14 +311,14 @@ func (f *sideBFn) row(h halfSums, setB schemas.ContextSet) (schemas.LabeledPair,
 		return schemas.LabeledPair{}, fmt.Errorf("harvest: the contexts digest of pair %s does not resume: %w", h.Pair.ID, err)
 	}
 	digestSet(d, setB)
-	lab := method.PairLabel{Context: float64(float32(h.Sums.Similarity(st.Similarity))), Contexts: int(h.Sums.N)}
-	lab.Lexical, lab.Embed = f.res.Engine.Parts(h.TextA, h.TextB)
-	lab.Label = method.Combine(st, lab.Context, lab.Lexical, lab.Embed)
+	lab := f.res.Engine.Parts(h.TextA, h.TextB)
+	lab.Context, lab.Contexts = float64(float32(h.Sums.Similarity(st.Similarity))), int(h.Sums.N)
+	lab.Label = method.Combine(st, lab)
 	return schemas.LabeledPair{
 		PairID: h.Pair.ID, SentenceID1: h.Pair.A, SentenceID2: h.Pair.B,
 		Sentence1: h.TextA, Sentence2: h.TextB, Label: float32(lab.Label),
 		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
-		Split: Split(h.Pair.ID), Stratum: h.Pair.Stratum, NumContexts: int32(lab.Contexts),
+		LabelAlign: float32(lab.Align), Split: Split(h.Pair.ID), Stratum: h.Pair.Stratum, NumContexts: int32(lab.Contexts),
 		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
 		Settings: f.settings, ContextsDigest: fmt.Sprintf("%x", d.Sum(nil)[:16]),
 	}, nil

@@ -64,6 +64,9 @@ var (
 	skipRank   = flag.Bool("skip_rank", false, "")
 	cpuProf    = flag.String("cpuprofile", "", "")
 	noSTS      = flag.Bool("no_sts", false, "")
+	liFile     = flag.String("li", "", "STS file: Eq. 4 under a late-interaction scorer, and stop")
+	liSet      = flag.Int("li_set", 100, "|C_s| for -li")
+	leverFiles = flag.String("levers", "", "comma-separated STS files: measure sentence-level levers on each and stop")
 )
 
 func loadDocs() []examples.Doc {
@@ -146,6 +149,14 @@ func main() {
 				log.Fatal(err)
 			}
 		}
+	}
+	if *liFile != "" {
+		liContexts(m, docs, *liFile)
+		return
+	}
+	if *leverFiles != "" {
+		levers(m, docs, strings.Split(*leverFiles, ","))
+		return
 	}
 	for _, kind := range []examples.NegKind{examples.Random, examples.SameDoc} {
 		for _, n := range []int{20, 100} {

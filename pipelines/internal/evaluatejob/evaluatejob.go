@@ -46,8 +46,9 @@ Origin) and Eq. 4 under the other similarity. Variants (--variants):
 
 Baselines, always run: tfidf (unigram TF-IDF cosine, IDF over the corpus
 chunks), tfidf_stem (the same over Porter stems), ctx_cosine (the
-contrastive model's sentence vectors, when it is loaded) and
-mean_word_vectors (the coherence model's subword embeddings, IDF-weighted,
+contrastive model's sentence vectors, when it is loaded), ctx_align (the
+same model's word alignment of the two sentences: each word's best match
+in the other sentence, IDF-weighted, both ways) and mean_word_vectors (the coherence model's subword embeddings, IDF-weighted,
 when it is loaded).
 
 Writes --output/results.json, --output/pairs.tsv (every pair's prediction

@@ -39,8 +39,8 @@ const VariantHelp = `  origin           the settings given (--preset plus overri
   set_N            |C_s| = N (R raised to 2N when smaller)
   pearson, cosine,
   zref             Eq. 4 with this similarity
-  hybrid,
-  ensemble         the label under this labeler (Eq. 4 is the same as origin's)
+  hybrid, ensemble,
+  aligned          the label under this labeler (Eq. 4 is the same as origin's)
   lambda(t:w,...)  Eq. 3 with these weights, e.g. lambda(ctx:1,disc:0.5)
   rerank_by(t)     candidates ranked by term t down to R
   signal_N         S(s1, c) and S(s2, c) on the first N contexts retrieved
@@ -276,8 +276,9 @@ func labelPair(e *method.Engine, p sts.Pair, h1, h2 []schemas.Hit, v Variant, se
 	r.work.GenEvals += cw.GenEvals
 	r.work.CtxPairs += cw.CtxPairs
 	r.other, _ = e.Compare(p.S1, p.S2, va, vb, otherSim(st.Similarity), st.Lambda)
-	lexical, embed := e.Parts(p.S1, p.S2)
-	r.label = method.Combine(st, float64(float32(r.eq4)), lexical, embed)
+	parts := e.Parts(p.S1, p.S2)
+	parts.Context = float64(float32(r.eq4))
+	r.label = method.Combine(st, parts)
 	return r
 }
 
@@ -309,6 +310,9 @@ func baselines(m *method.Models, e *method.Engine) []baseline {
 		out = append(out, baseline{"ctx_cosine", "cosine of the contrastive model's sentence vectors f(s1), f(s2) (no contexts)", cos},
 			baseline{"ctx_cosine+tfidf_stem", "the hybrid rule over ctx_cosine instead of Eq. 4",
 				func(a, b string) float64 { return method.Hybrid(cos(a, b), stem.Cosine(a, b)) }})
+	}
+	if al := m.AlignSimilarity(); al != nil {
+		out = append(out, baseline{"ctx_align", "word alignment over the contrastive model's word vectors (F1 of IDF-weighted best matches)", al})
 	}
 	if emb, dim := m.SubwordEmbeddings(); emb != nil {
 		out = append(out, baseline{"mean_word_vectors", "IDF-weighted mean of the coherence model's subword embeddings",
@@ -418,7 +422,7 @@ func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 				s.Diversity = false
 			case n == "pearson" || n == "cosine" || n == "zref":
 				s.Similarity = n
-			case n == method.LabelerHybrid || n == method.LabelerEnsemble:
+			case n == method.LabelerHybrid || n == method.LabelerEnsemble || n == method.LabelerAligned:
 				s.Labeler = n
 			case strings.HasPrefix(n, "signal_"):
 				// The early check of the models: S(s1, c) and S(s2, c)
@@ -477,6 +481,8 @@ func LabelerName(labeler string) string {
 		return "hybrid"
 	case method.LabelerEnsemble:
 		return "ensemble"
+	case method.LabelerAligned:
+		return "aligned"
 	case method.LabelerLexical:
 		return "lexical"
 	}
@@ -611,7 +617,8 @@ func (o *Output) Report(title, source string) (*report.Report, error) {
 		"Eq. 4 alone and Eq. 4 under the other similarity. Rows without contexts are baselines. “configured” is the "+
 		"variant --variants calls origin: the settings given (--preset plus overrides). Labelers: Eq. 4 alone (labeler "+
 		"origin, the paper's), hybrid ((Eq. 4 + stemmed TF-IDF cosine)/2), ensemble (the mean of Eq. 4, that cosine and "+
-		"the context model's sentence-vector cosine).", source, len(o.Gold))
+		"the context model's sentence-vector cosine), aligned ((6 × the context model's word alignment "+
+		"+ Eq. 4)/7).", source, len(o.Gold))
 	var rows [][]string
 	for _, x := range o.Results {
 		row := []string{DisplayName(x.Name), "baseline", fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}

@@ -404,8 +404,8 @@ func printPairs(ctx context.Context, dir string, n int) error {
 		}
 		p := ps[i]
 		q := 100 * (1 - float64(i)/float64(max(len(ps)-1, 1)))
-		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f, f(s1)·f(s2) %+.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
-			p.Label, q, p.LabelContext, p.LabelLexical, p.LabelEmbed, p.Stratum, p.Split,
+		fmt.Printf("\n  label %+.4f  (quantile %.0f%%; Eq. 4 %+.3f, TF-IDF %.3f, f(s1)·f(s2) %+.3f, alignment %.3f; %s, %s, |C| = %d)\n    1: %s\n    2: %s\n",
+			p.Label, q, p.LabelContext, p.LabelLexical, p.LabelEmbed, p.LabelAlign, p.Stratum, p.Split,
 			p.NumContexts, clip(p.Sentence1, 200), clip(p.Sentence2, 200))
 	}
 	return nil

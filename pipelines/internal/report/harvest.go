@@ -153,6 +153,7 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 		parts["Eq. 4 alone"] = append(parts["Eq. 4 alone"], float64(p.LabelContext))
 		parts["TF-IDF cosine"] = append(parts["TF-IDF cosine"], float64(p.LabelLexical))
 		parts["sentence vectors"] = append(parts["sentence vectors"], float64(p.LabelEmbed))
+		parts["word alignment"] = append(parts["word alignment"], float64(p.LabelAlign))
 	}
 	p, err := Histograms("Label histogram per stratum", "label", Strata, byStratum, -1, 1, 40)
 	if err != nil {
@@ -165,13 +166,13 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 	if err != nil {
 		return err
 	}
-	p2, err := Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine", "sentence vectors"}, parts)
+	p2, err := Boxes("The label and its parts", "value", []string{"label", "Eq. 4 alone", "TF-IDF cosine", "sentence vectors", "word alignment"}, parts)
 	if err != nil {
 		return err
 	}
 	if err := r.PlotRow([]*plot.Plot{p1, p2}, 2, 5.4, 4, []string{"Labels by stratum (box: quartiles; whiskers: 1.5 IQR)",
 		"The label and its parts over all pairs: Eq. 4 (label_context), the TF-IDF cosine of Porter stems (label_lexical) " +
-			"and the context model's sentence-vector cosine (label_embed)"}); err != nil {
+			"the context model's sentence-vector cosine (label_embed) and its word alignment (label_align)"}); err != nil {
 		return err
 	}
 
@@ -181,12 +182,13 @@ func labelSections(r *Report, pairs []schemas.LabeledPair) error {
 	var rows [][]string
 	row := func(where string, p schemas.LabeledPair) []string {
 		return []string{where, fmt.Sprintf("%+.3f", p.Label), fmt.Sprintf("%+.3f", p.LabelContext),
-			fmt.Sprintf("%.3f", p.LabelLexical), fmt.Sprintf("%+.3f", p.LabelEmbed), p.Stratum, clip(p.Sentence1, 220), clip(p.Sentence2, 220)}
+			fmt.Sprintf("%.3f", p.LabelLexical), fmt.Sprintf("%+.3f", p.LabelEmbed), fmt.Sprintf("%.3f", p.LabelAlign), p.Stratum,
+			clip(p.Sentence1, 220), clip(p.Sentence2, 220)}
 	}
 	for _, ex := range Examples(pairs) {
 		rows = append(rows, row(ex.Where, ex.Pair))
 	}
-	r.Table([]string{"where", "label", "Eq. 4", "TF-IDF", "f(s1)·f(s2)", "stratum", "sentence 1", "sentence 2"}, rows)
+	r.Table([]string{"where", "label", "Eq. 4", "TF-IDF", "f(s1)·f(s2)", "alignment", "stratum", "sentence 1", "sentence 2"}, rows)
 	return nil
 }
 

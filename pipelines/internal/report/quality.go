@@ -43,8 +43,9 @@ type Quality struct {
 	// LexicalZero is the share of all pairs whose TF-IDF part is ~0.
 	LexicalZero float64
 	// LabelLexical and LabelContext are the Spearman correlations of the
-	// label with its TF-IDF part and with Eq. 4 (NaN when not computable).
-	LabelLexical, LabelContext float64
+	// label with its TF-IDF part and with Eq. 4, LabelAlign with its word
+	// alignment part (NaN when not computable).
+	LabelLexical, LabelContext, LabelAlign float64
 }
 
 // quantile is the q-quantile of sorted xs (linear interpolation).
@@ -86,13 +87,14 @@ func aboveShare(a, b []float64) float64 {
 func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler string) Quality {
 	var q Quality
 	labels, ctx, lex := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
-	var all, allCtx, allLex []float64
+	var all, allCtx, allLex, allAlign []float64
 	zero := map[string]int{}
 	for _, p := range pairs {
 		labels[p.Stratum] = append(labels[p.Stratum], float64(p.Label))
 		ctx[p.Stratum] = append(ctx[p.Stratum], float64(p.LabelContext))
 		lex[p.Stratum] = append(lex[p.Stratum], float64(p.LabelLexical))
 		all, allCtx, allLex = append(all, float64(p.Label)), append(allCtx, float64(p.LabelContext)), append(allLex, float64(p.LabelLexical))
+		allAlign = append(allAlign, float64(p.LabelAlign))
 		if p.LabelLexical < lexicalZero {
 			zero[p.Stratum]++
 			zero[""]++
@@ -116,12 +118,13 @@ func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler
 		}
 		q.Strata = append(q.Strata, st)
 	}
-	q.LexicalZero, q.LabelLexical, q.LabelContext = math.NaN(), math.NaN(), math.NaN()
+	q.LexicalZero, q.LabelLexical, q.LabelContext, q.LabelAlign = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if len(all) > 0 {
 		q.LexicalZero = float64(zero[""]) / float64(len(all))
 	}
 	if len(all) > 2 {
 		q.LabelLexical, q.LabelContext = stats.Spearman(all, allLex), stats.Spearman(all, allCtx)
+		q.LabelAlign = stats.Spearman(all, allAlign)
 	}
 
 	var warn, good, info []Finding
@@ -217,7 +220,10 @@ func AssessQuality(pairs []schemas.LabeledPair, counts map[string]int64, labeler
 			info = append(info, f)
 		}
 	}
-	if !math.IsNaN(q.LabelLexical) && !math.IsNaN(q.LabelContext) && labeler != method.LabelerOrigin && labeler != method.LabelerLexical {
+	if labeler == method.LabelerAligned && !math.IsNaN(q.LabelAlign) && !math.IsNaN(q.LabelContext) {
+		info = append(info, Finding{Info, fmt.Sprintf("Spearman correlation of the label with its word-alignment part: %.2f; with Eq. 4: %.2f; "+
+			"with the TF-IDF cosine (not in the label): %.2f.", q.LabelAlign, q.LabelContext, q.LabelLexical)})
+	} else if !math.IsNaN(q.LabelLexical) && !math.IsNaN(q.LabelContext) && labeler != method.LabelerOrigin && labeler != method.LabelerLexical {
 		s := fmt.Sprintf("Spearman correlation of the label with its TF-IDF part: %.2f; with Eq. 4: %.2f.", q.LabelLexical, q.LabelContext)
 		if q.LabelLexical > q.LabelContext {
 			s += " The label follows word overlap more than the contexts."
@@ -252,6 +258,9 @@ func scaleText(st method.Settings, randomMedian float64) string {
 	case method.LabelerEnsemble:
 		text += " The ensemble label is (Eq. 4 + label_lexical + label_embed)/3: the TF-IDF cosine of Porter stems and the context model's " +
 			"sentence-vector cosine beside Eq. 4."
+	case method.LabelerAligned:
+		text += " The aligned label is (6 label_align + Eq. 4)/7: label_align is the word alignment of the two sentences under the " +
+			"context model (the F1 of each word's best match in the other sentence, IDF-weighted, in [0, 1])."
 	case method.LabelerLexical:
 		text = "Scale: the lexical label is the TF-IDF cosine of the sentences' Porter stems, in [0, 1]; no contexts are used."
 	default:

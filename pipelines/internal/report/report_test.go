@@ -51,7 +51,8 @@ func pairsOf(centre map[string]float64, n int, spread float64, lex float32) []sc
 		for i := range n {
 			l := c + spread*(float64(i)/float64(n-1)-0.5)
 			out = append(out, schemas.LabeledPair{PairID: fmt.Sprintf("%s-%03d", st, i), Stratum: st, Label: float32(l),
-				LabelContext: float32(2*l) - lex, LabelLexical: lex, Sentence1: "a " + st, Sentence2: fmt.Sprint("b ", i)})
+				LabelContext: float32(2*l) - lex, LabelLexical: lex, LabelAlign: float32(0.5 + l/2), Sentence1: "a " + st,
+				Sentence2: fmt.Sprint("b ", i)})
 		}
 	}
 	return out
@@ -171,7 +172,7 @@ func TestHarvestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(r.HTML())
-	for _, want := range []string{"Are the labels any good?", "barely separate", "Eq. 4 halved", "bin/evaluate --sts=",
+	for _, want := range []string{"Are the labels any good?", "barely separate", "with its word-alignment part", "The aligned label is (6 label_align + Eq. 4)/7", "bin/evaluate --sts=",
 		"Random pairs have a median label of +0.020", "rank below 5, mid below 20", "Pairs across the label range",
 		`font-family:"Liberation Sans"`} {
 		if !strings.Contains(page, want) {

@@ -268,16 +268,17 @@ func readOrigin(ctx context.Context, dirs []string, ev *evalData) ([]result, err
 				continue // a baseline: computed here, on the same pairs
 			}
 			// Each variant gives its Origin row (Eq. 4 alone) and, under
-			// the hybrid labeler, a hybrid row.
+			// another labeler (hybrid, ensemble, aligned), a row of that
+			// labeler.
 			rows := []struct {
 				kind string
 				sp   float64
 			}{{"origin", *v.Eq4Spearman100}}
-			if v.Labeler == "hybrid" && v.Spearman100 != nil {
+			if v.Labeler != "" && v.Labeler != "origin" && v.Spearman100 != nil {
 				rows = append(rows, struct {
 					kind string
 					sp   float64
-				}{"hybrid", *v.Spearman100})
+				}{v.Labeler, *v.Spearman100})
 			}
 			for _, row := range rows {
 				name := row.kind

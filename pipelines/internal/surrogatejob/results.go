@@ -79,7 +79,7 @@ type throughput struct {
 // result is one row of the table.
 type result struct {
 	Name      string                     `json:"name"`
-	Kind      string                     `json:"kind"` // "surrogate", "baseline", "origin" or "hybrid"
+	Kind      string                     `json:"kind"` // "surrogate", "baseline", "origin" or the labeler of an evaluate row (hybrid, ensemble, aligned)
 	Objective *surrogate.ObjectiveConfig `json:"objective,omitempty"`
 	Dir       string                     `json:"dir,omitempty"`
 	// Spearman100 is the Spearman correlation ×100 of cosine with the STS
