@@ -85,6 +85,7 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 				return cosine(removePCs(m.SentenceVec(p.S1), mu, pcs[:k]), removePCs(m.SentenceVec(p.S2), mu, pcs[:k]))
 			}))
 		}
+		add("align F1 (the labeler's, contrast.Model.AlignSimilarity)", each(func(p sts.Pair) float64 { return m.AlignSimilarity(p.S1, p.S2) }))
 		for _, tn := range []string{"sent", "ctx", "sum"} {
 			vec := tables[tn]
 			for _, pw := range []float64{1, 0} {
