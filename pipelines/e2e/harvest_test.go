@@ -98,10 +98,10 @@ func TestEvaluate(t *testing.T) {
 			t.Fatalf("result %+v", r)
 		}
 	}
-	if want := "[tfidf tfidf_stem ctx_cosine ctx_cosine+tfidf_stem mean_word_vectors origin paper no_disc random_contexts set_10 signal_20 lambda(to_s:1) rerank_by(disc)]"; fmt.Sprint(names) != want {
+	if want := "[tfidf tfidf_stem ctx_cosine ctx_cosine+tfidf_stem ctx_align mean_word_vectors origin paper no_disc random_contexts set_10 signal_20 lambda(to_s:1) rerank_by(disc)]"; fmt.Sprint(names) != want {
 		t.Fatalf("variants %v, want %s", names, want)
 	}
-	origin, paper := res.Results[5], res.Results[6]
+	origin, paper := res.Results[6], res.Results[7]
 	if origin.Labeler != "aligned" || origin.Eq4 == nil || origin.CtxPairs <= 0 || origin.Evals != 0 {
 		t.Fatalf("origin (the contrastive scorer, aligned labeler): %+v", origin)
 	}
@@ -113,7 +113,7 @@ func TestEvaluate(t *testing.T) {
 	if len(lines) != 11 {
 		t.Fatalf("pairs.tsv has %d lines, want a header and 10 pairs", len(lines))
 	}
-	if cols := strings.Split(lines[0], "\t"); len(cols) != 1+5+2*8+2 || cols[6] != "origin" || cols[7] != "origin:eq4" {
+	if cols := strings.Split(lines[0], "\t"); len(cols) != 1+6+2*8+2 || cols[7] != "origin" || cols[8] != "origin:eq4" {
 		t.Fatalf("pairs.tsv header %q", lines[0])
 	}
 	if !strings.Contains(stdout, "Spearman x100") {
