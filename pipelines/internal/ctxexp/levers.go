@@ -36,23 +36,7 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 	}
 	mu, pcs := principal(sample, 10)
 	d := m.Dim()
-	wordVecs := func(table []float32) func(int32) []float32 {
-		cache := map[int32][]float32{}
-		return func(row int32) []float32 {
-			if v, ok := cache[row]; ok {
-				return v
-			}
-			v := append([]float32(nil), table[int(row)*d:int(row)*d+d]...)
-			contrast.Normalize(v)
-			cache[row] = v
-			return v
-		}
-	}
-	sum := make([]float32, len(m.Sent))
-	for i := range sum {
-		sum[i] = m.Sent[i] + m.Ctx[i]
-	}
-	tables := map[string]func(int32) []float32{"sent": wordVecs(m.Sent), "ctx": wordVecs(m.Ctx), "sum": wordVecs(sum)}
+	tables := map[string]func(int32) []float32{"sent": unitRows(m.Sent, d), "ctx": unitRows(m.Ctx, d), "sum": unitRows(tableSum(m), d)}
 	for _, path := range files {
 		all, err := sts.Read(context.Background(), path)
 		if err != nil {
@@ -361,20 +345,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		gold[i] = p.Gold
 	}
 	d := m.Dim()
-	sum := make([]float32, len(m.Sent))
-	for i := range sum {
-		sum[i] = m.Sent[i] + m.Ctx[i]
-	}
-	cache := map[int32][]float32{}
-	ws := &wordSim{m: m, memo: map[[2]int32]float32{}, vec: func(row int32) []float32 {
-		if v, ok := cache[row]; ok {
-			return v
-		}
-		v := append([]float32(nil), sum[int(row)*d:int(row)*d+d]...)
-		contrast.Normalize(v)
-		cache[row] = v
-		return v
-	}}
+	ws := &wordSim{m: m, memo: map[[2]int32]float32{}, vec: unitRows(tableSum(m), d)}
 	ctxToks := func(left, right []string) (toks, []float32) {
 		var t toks
 		for _, s := range append(append([]string(nil), left...), right...) {
@@ -565,4 +536,28 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	for _, name := range order {
 		fmt.Printf("%-60s %6.2f\n", name, 100*stats.Spearman(res[name], gold))
 	}
+}
+
+// unitRows returns the rows of a (rows, d) table normalised to unit
+// length, each computed on first use.
+func unitRows(table []float32, d int) func(int32) []float32 {
+	cache := map[int32][]float32{}
+	return func(row int32) []float32 {
+		if v, ok := cache[row]; ok {
+			return v
+		}
+		v := append([]float32(nil), table[int(row)*d:int(row)*d+d]...)
+		contrast.Normalize(v)
+		cache[row] = v
+		return v
+	}
+}
+
+// tableSum is the sum of the model's sentence and context tables.
+func tableSum(m *contrast.Model) []float32 {
+	sum := make([]float32, len(m.Sent))
+	for i := range sum {
+		sum[i] = m.Sent[i] + m.Ctx[i]
+	}
+	return sum
 }
