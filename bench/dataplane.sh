@@ -48,7 +48,7 @@ LABELER=${LABELER:-lexical}
 SAMPLE=${SAMPLE:-1}
 EXTRA=${EXTRA:-}
 MODEL=${MODEL:-}
-RES=bench/results.txt
+RES=${RES:-bench/results.txt}
 mkdir -p out/bench
 make -s bin/index bin/harvest tools/duckdb/node_modules
 [ -f $IDX/index/ctxsim-index.json ] ||

@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 )
 
 // Config is the model's shape and its training settings.
@@ -203,22 +205,9 @@ func Normalize(x []float32) float32 {
 	return float32(n)
 }
 
-// Dot is the dot product of a and b.
-func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// Dot is the dot product of a and b (vecmath.Dot: the same bits on every
+// CPU, AVX2 where there is one).
+func Dot(a, b []float32) float32 { return vecmath.Dot(a, b) }
 
 // SentenceVec returns f(s), the unit sentence vector of s (zero when s has
 // no words).
@@ -259,3 +248,23 @@ func (m *Model) ContextVec(left, right []string) []float32 {
 
 // Score is S(s, c) for unit vectors f = f(s) and g = g(c).
 func (m *Model) Score(f, g []float32) float32 { return Dot(f, g) * m.Scale() }
+
+// ScoreSum is S(s, c) for the unit vector f = f(s) and g(c) given as the
+// unnormalised sum u of its sentences' context-table sums with inv =
+// InvNorm(u): Score(f, u/‖u‖) up to rounding, without writing g(c).
+func (m *Model) ScoreSum(f, u []float32, inv float32) float32 {
+	return Dot(f, u) * inv * m.Scale()
+}
+
+// InvNorm is 1/‖x‖ as Normalize scales by it (the sum of squares in
+// float64), 0 when x is zero.
+func InvNorm(x []float32) float32 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	if ss == 0 {
+		return 0
+	}
+	return float32(1 / math.Sqrt(ss))
+}

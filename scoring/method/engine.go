@@ -35,8 +35,9 @@ type Cand struct {
 	ctx uint64
 }
 
-// contextID identifies slot i of the stored chunk c, never 0.
-func contextID(c storedChunk, i int) uint64 { return uint64(c.num)<<20 | uint64(i) + 1 }
+// contextID identifies slot i of the stored chunk c, never 0: one more
+// than its place among all stored chunks' places (Store.Slots).
+func contextID(c storedChunk, i int) uint64 { return uint64(c.base) + uint64(i) + 1 }
 
 // Key identifies the context.
 func (c *Cand) Key() string { return contextKey(c.ChunkID, c.Slot) }

@@ -724,11 +724,11 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 }
 
 // TestContextCacheKeepsContextsApart checks that the contrastive scorer's
-// cache of context vectors tells every context apart, the models'
+// cache of contexts' inverse norms tells every context apart, the models'
 // reference contexts from the corpus's among them: the reference
 // statistics of a sentence are the same whether or not corpus contexts
 // were scored (and cached) first, and every context scores as it does
-// with the cache off.
+// on a fresh scorer.
 func TestContextCacheKeepsContextsApart(t *testing.T) {
 	useGoBackend(t)
 	chunks := testChunks(16)
@@ -760,12 +760,23 @@ func TestContextCacheKeepsContextsApart(t *testing.T) {
 	if mw != mf || sw != sf {
 		t.Fatalf("reference statistics %v ± %v after scoring corpus contexts, %v ± %v before", mw, sw, mf, sf)
 	}
-	old := ContextCacheBytes
-	t.Cleanup(func() { ContextCacheBytes = old })
-	cached, _ := fresh().ContextSet(s, hits, st, 1)
-	ContextCacheBytes = 0
+	cached, _ := warm.ContextSet(s, hits, st, 1)
 	uncached, _ := fresh().ContextSet(s, hits, st, 1)
 	if len(cached) == 0 || !reflect.DeepEqual(cached, uncached) {
-		t.Fatalf("context set with the cache %v, without %v", cached, uncached)
+		t.Fatalf("context set on a warm scorer %v, on a fresh one %v", cached, uncached)
+	}
+	// Every context of the store has its own place in the cache.
+	seen := map[uint64]string{}
+	for _, c := range chunks {
+		cands, _ := warm.Candidates([]schemas.Hit{{ChunkID: c.ID}})
+		for _, cd := range cands {
+			if cd.ctx == 0 || int(cd.ctx) > warm.Store.Slots() {
+				t.Fatalf("context %s has number %d of %d places", cd.Key(), cd.ctx, warm.Store.Slots())
+			}
+			if other, ok := seen[cd.ctx]; ok {
+				t.Fatalf("contexts %s and %s share number %d", other, cd.Key(), cd.ctx)
+			}
+			seen[cd.ctx] = cd.Key()
+		}
 	}
 }

@@ -2,9 +2,11 @@ package method
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
@@ -302,8 +304,8 @@ func (g *GenScorer) ScoreBatch(items []ScoreItem, work *Stats) {
 
 // CtxScorer computes TermCtx with the contrastive context model: the
 // context-table sum of each stored sentence is computed once and cached, so
-// a context's vector is the normalised sum of two to four cached vectors
-// and its score one dot product.
+// a context's score is one dot product with the sum of two to four cached
+// vectors, scaled by the inverse of that sum's norm (cached per context).
 type CtxScorer struct {
 	Model *contrast.Model
 	// Key names the model's sentence vectors (see VectorScorer).
@@ -313,49 +315,46 @@ type CtxScorer struct {
 	mu   sync.Mutex
 	sums [][]float32
 
-	// g caches contexts' vectors g(c) by contextID, up to
-	// ContextCacheBytes of them; gBytes is what it holds.
-	gmu    sync.RWMutex
-	g      map[uint64][]float32
-	gBytes int64
+	// inv caches each stored context's inverse norm 1/‖u‖ (see
+	// contextSum) by its dense number (Cand.ctx - 1), as its float32 bits
+	// plus one: 0 is not yet computed. Four bytes per context of the store
+	// (about 4 MB for a corpus of 20M words), sized when first used.
+	invOnce sync.Once
+	inv     []atomic.Uint32
 }
-
-// ContextCacheBytes bounds the memory a contrastive scorer spends on
-// contexts' vectors g(c), kept so that a context retrieved for many
-// sentences is summed and normalised once (a corpus of 2M words has about
-// 50,000 contexts, 50 MB at 256 dimensions; one of 20M words about 1.2M).
-// Contexts beyond it are computed each time they are scored.
-var ContextCacheBytes int64 = 512 << 20
 
 // NewCtxScorer returns the contrastive scorer over the store's sentences.
 func NewCtxScorer(m *contrast.Model, st *Store) *CtxScorer {
-	return &CtxScorer{Model: m, store: st, sums: make([][]float32, st.Sentences()), g: map[uint64][]float32{}}
+	return &CtxScorer{Model: m, store: st, sums: make([][]float32, st.Sentences())}
 }
 
-// contextVec returns g(c) for a candidate: from the cache, or computed
-// into buf (of the model's width) and cached while the cache has room.
-// The caller must not change the result.
-func (c *CtxScorer) contextVec(buf []float32, cand *Cand, work *Stats) []float32 {
-	if cand.ctx == 0 {
-		return c.ContextVec(buf, cand, work)
-	}
-	c.gmu.RLock()
-	v, ok := c.g[cand.ctx]
-	c.gmu.RUnlock()
-	if ok {
-		return v
-	}
-	c.ContextVec(buf, cand, work)
-	size := int64(4 * len(buf))
-	c.gmu.Lock()
-	if c.gBytes+size <= ContextCacheBytes {
-		if _, ok := c.g[cand.ctx]; !ok {
-			c.g[cand.ctx] = slices.Clone(buf)
-			c.gBytes += size
+// contextSum writes into buf (of the model's width) u, the sum of the
+// context-table sums of a candidate's sentences (left, then right), and
+// returns it with 1/‖u‖ (0 when u is zero): S(s, c) is then
+// Model.ScoreSum(f(s), u, inv), the same as Model.Score(f(s), g(c)) with
+// g(c) = u/‖u‖ up to rounding. The inverse norm of a stored context is
+// computed once.
+func (c *CtxScorer) contextSum(buf []float32, cand *Cand, work *Stats) ([]float32, float32) {
+	clear(buf)
+	for _, side := range [][]int32{cand.Left, cand.Right} {
+		for _, k := range side {
+			addTo(buf, c.sum(k, work))
 		}
 	}
-	c.gmu.Unlock()
-	return buf
+	if cand.ctx == 0 {
+		return buf, contrast.InvNorm(buf)
+	}
+	c.invOnce.Do(func() { c.inv = make([]atomic.Uint32, c.store.Slots()) })
+	n := cand.ctx - 1
+	if n >= uint64(len(c.inv)) {
+		return buf, contrast.InvNorm(buf)
+	}
+	if b := c.inv[n].Load(); b != 0 {
+		return buf, math.Float32frombits(b - 1)
+	}
+	inv := contrast.InvNorm(buf)
+	c.inv[n].Store(math.Float32bits(inv) + 1)
+	return buf, inv
 }
 
 // Terms implements Scorer.
@@ -375,18 +374,6 @@ func (c *CtxScorer) sum(k int32, work *Stats) []float32 {
 	c.sums[k] = v
 	c.mu.Unlock()
 	return v
-}
-
-// ContextVec returns g(c) for a candidate into dst (of the model's width).
-func (c *CtxScorer) ContextVec(dst []float32, cand *Cand, work *Stats) []float32 {
-	clear(dst)
-	for _, side := range [][]int32{cand.Left, cand.Right} {
-		for _, k := range side {
-			addTo(dst, c.sum(k, work))
-		}
-	}
-	contrast.Normalize(dst)
-	return dst
 }
 
 // addTo adds x to dst element by element (each element's sums in the same
@@ -421,7 +408,7 @@ func (c *CtxScorer) AlignSimilarity(a, b string) float64 { return c.Model.AlignS
 // Score implements Scorer.
 func (c *CtxScorer) Score(s string, cands []Cand, want []uint64, out [][]float32, work *Stats) {
 	var f []float32
-	g := make([]float32, c.Model.Dim())
+	buf := make([]float32, c.Model.Dim())
 	n := int64(0)
 	for i := range cands {
 		if want[i]&1 == 0 {
@@ -431,7 +418,8 @@ func (c *CtxScorer) Score(s string, cands []Cand, want []uint64, out [][]float32
 			f = c.Model.SentenceVec(s)
 			work.SentencesEncoded++
 		}
-		out[0][i] = c.Model.Score(f, c.contextVec(g, &cands[i], work))
+		u, inv := c.contextSum(buf, &cands[i], work)
+		out[0][i] = c.Model.ScoreSum(f, u, inv)
 		n++
 	}
 	work.CtxPairs += n

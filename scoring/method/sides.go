@@ -219,7 +219,8 @@ func (e *Engine) ctxOnly(lambda map[string]float64) (*CtxScorer, float64, bool) 
 func (c *CtxScorer) crossScores(set []Cand, others []string, keep [][]int, w float64, out [][]float32, work *Stats) {
 	dim := c.Model.Dim()
 	buf := make([]float32, len(set)*dim)
-	g := make([][]float32, len(set))
+	u := make([][]float32, len(set))
+	inv := make([]float32, len(set))
 	for n, s := range others {
 		out[n] = make([]float32, len(keep[n]))
 		if len(keep[n]) == 0 {
@@ -228,10 +229,10 @@ func (c *CtxScorer) crossScores(set []Cand, others []string, keep [][]int, w flo
 		f := c.Model.SentenceVec(s)
 		work.SentencesEncoded++
 		for k, i := range keep[n] {
-			if g[i] == nil {
-				g[i] = c.contextVec(buf[i*dim:(i+1)*dim], &set[i], work)
+			if u[i] == nil {
+				u[i], inv[i] = c.contextSum(buf[i*dim:(i+1)*dim], &set[i], work)
 			}
-			out[n][k] = float32(w * float64(c.Model.Score(f, g[i])))
+			out[n][k] = float32(w * float64(c.Model.ScoreSum(f, u[i], inv[i])))
 		}
 		work.CtxPairs += int64(len(keep[n]))
 	}

@@ -26,6 +26,7 @@ type Store struct {
 	sents   []string
 	chunks  map[string]storedChunk
 	ids     []string // chunk IDs in insertion order
+	slots   int32    // sentence places in all chunks (storedChunk.base)
 
 	// Distinct words of sentences, as sorted IDs, filled when first asked
 	// for (the diversity constraint compares them).
@@ -37,8 +38,10 @@ type Store struct {
 type storedChunk struct {
 	doc   string
 	sents []int32
-	// num is the chunk's position in the order chunks were added.
-	num int32
+	// num is the chunk's position in the order chunks were added; base
+	// the number of sentence places of the chunks added before it, so
+	// that place i of the chunk is base+i among all chunks' places.
+	num, base int32
 }
 
 // NewStore returns an empty store.
@@ -64,7 +67,7 @@ func (st *Store) Add(c schemas.Chunk) error {
 		}
 		idx[i] = k
 	}
-	st.chunks[c.ID] = storedChunk{doc: c.DocID, sents: idx, num: int32(len(st.chunks))}
+	st.add(c.ID, storedChunk{doc: c.DocID, sents: idx})
 	st.ids = append(st.ids, c.ID)
 	return nil
 }
@@ -86,10 +89,21 @@ func (st *Store) addReference(ctxs []examples.Context) (ids []string, slots []in
 			idx[j] = int32(len(st.sents))
 			st.sents = append(st.sents, text)
 		}
-		st.chunks[id] = storedChunk{doc: id, sents: idx, num: int32(len(st.chunks))}
+		st.add(id, storedChunk{doc: id, sents: idx})
 	}
 	return ids, slots
 }
+
+// add stores chunk c under id, numbering it and its sentence places.
+func (st *Store) add(id string, c storedChunk) {
+	c.num, c.base = int32(len(st.chunks)), st.slots
+	st.slots += int32(len(c.sents))
+	st.chunks[id] = c
+}
+
+// Slots is the number of sentence places in all stored chunks: every
+// context (chunk and slot) has a number below it.
+func (st *Store) Slots() int { return int(st.slots) }
 
 // Len is the number of chunks stored.
 func (st *Store) Len() int { return len(st.ids) }

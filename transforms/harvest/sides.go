@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -118,11 +119,21 @@ func (f *textJoinFn) ProcessElement(_ context.Context, _ string, pairs func(*Pai
 }
 
 // digestSet writes one set's part of ContextsDigest.
-func digestSet(h hash.Hash, cs schemas.ContextSet) {
-	fmt.Fprintf(h, "%s\x00%d\x00", cs.SentenceID, len(cs.Contexts))
+func digestSet(h hash.Hash, cs schemas.ContextSet) { h.Write(digestBytes(cs)) }
+
+// digestBytes is what digestSet writes: the set's sentence ID and size,
+// then each context's chunk ID and slot, each followed by a zero byte.
+// Made once per set, it is written into the digest of every pair that
+// meets the set.
+func digestBytes(cs schemas.ContextSet) []byte {
+	b := make([]byte, 0, 32*(len(cs.Contexts)+1))
+	b = append(append(b, cs.SentenceID...), 0)
+	b = append(strconv.AppendInt(b, int64(len(cs.Contexts)), 10), 0)
 	for _, c := range cs.Contexts {
-		fmt.Fprintf(h, "%s\x00%d\x00", c.ChunkID, c.Slot)
+		b = append(append(b, c.ChunkID...), 0)
+		b = append(strconv.AppendInt(b, int64(c.Slot), 10), 0)
 	}
+	return b
 }
 
 // sideBase is what both sides' DoFns open and count.
@@ -279,8 +290,10 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 	e := f.res.Engine
 	var cands []method.Cand
 	var err error
+	var digestB []byte
 	if have {
 		cands, err = e.Resolve(set.Contexts, set.Terms)
+		digestB = digestBytes(set)
 	}
 	eachBatch(halves, func(h *halfSums) Pair { return h.Pair }, true, have, err, emitDead, func(batch []halfSums) {
 		jobs := make([]method.SideJob, len(batch))
@@ -289,7 +302,7 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 		}
 		f.work(ctx, e.LabelSide(set.Text, cands, jobs, false, f.Cfg.Settings))
 		for _, h := range batch {
-			row, derr := f.row(h, set)
+			row, derr := f.row(h, digestB)
 			if derr != nil {
 				emitDead(unresolved(h.Pair, derr))
 				continue
@@ -303,14 +316,15 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 	})
 }
 
-// row completes a pair's label from its sums and makes its output record.
-func (f *sideBFn) row(h halfSums, setB schemas.ContextSet) (schemas.LabeledPair, error) {
+// row completes a pair's label from its sums and makes its output record;
+// digestB is digestBytes of the pair's second context set.
+func (f *sideBFn) row(h halfSums, digestB []byte) (schemas.LabeledPair, error) {
 	st := f.Cfg.Settings
 	d := sha256.New()
 	if err := d.(encoding.BinaryUnmarshaler).UnmarshalBinary(h.Digest); err != nil {
 		return schemas.LabeledPair{}, fmt.Errorf("harvest: the contexts digest of pair %s does not resume: %w", h.Pair.ID, err)
 	}
-	digestSet(d, setB)
+	d.Write(digestB)
 	lab := f.res.Engine.Parts(h.TextA, h.TextB)
 	lab.Context, lab.Contexts = float64(float32(h.Sums.Similarity(st.Similarity))), int(h.Sums.N)
 	lab.Label = method.Combine(st, lab)

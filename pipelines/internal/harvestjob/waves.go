@@ -26,12 +26,17 @@ import (
 // summary is written.
 const wavesDir = "_waves"
 
+// wavesLayout numbers what _waves/ holds; it is part of the fingerprint, so
+// a run left by a build that stored less (before 2, no sentences/) is
+// started over rather than resumed.
+const wavesLayout = 2
+
 // A harvest in waves records its progress under <output>/_waves, so that a
 // run stopped midway (a crash, a killed process, a full disk) is resumed
 // by the same command rather than started over:
 //
 //	plan.json              the harvest's fingerprint and run ID
-//	step-retrieval.json    the shared retrieval is stored (hits/)
+//	step-retrieval.json    the shared retrieval is stored (sentences/, hits/)
 //	step-wave-00002.json   wave 2 has written its files and part records
 //
 // A step's record is written only after its pipeline succeeded, with the
@@ -95,8 +100,8 @@ func (c *Config) fingerprint(ctx context.Context, spec harvest.Spec, waves int) 
 		}
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "schema %s\nspec %s\nsentences %s (%s)\nshards %d\nwaves %d\n",
-		schemas.Version, sb, c.Sentences, sents, c.Shards, waves)
+	fmt.Fprintf(h, "schema %s\nlayout %d\nspec %s\nsentences %s (%s)\nshards %d\nwaves %d\n",
+		schemas.Version, wavesLayout, sb, c.Sentences, sents, c.Shards, waves)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -175,15 +180,15 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 
 // runWaves runs the harvest in waves (Config.Waves): one pipeline
 // retrieves the sample's sentences as deep as the pair sampler looks and
-// stores the hits under the output's _waves/ (under a labeler that builds
-// context sets, it retrieves them at the method's depth and stores their
-// context sets too), then each wave reads them, samples and labels the
-// pairs its owners own, and writes its files of every table (the context
-// sets in the first wave). The tables are committed after the last wave, and Run
-// removes _waves/ after the summary. The run's
-// counters are added into counters: the retrieval's, but for the rows it
-// stored, and the waves' per-pair counters (each wave reads every
-// sentence again). A run stopped midway resumes where it stopped (see
+// stores them and their hits under the output's _waves/ (under a labeler
+// that builds context sets, it retrieves them at the method's depth and
+// stores their context sets too), then each wave reads them, samples and
+// labels the pairs its owners own, and writes its files of every table
+// (the context sets in the first wave). The tables are committed after the
+// last wave, and Run removes _waves/ after the summary. The run's counters
+// are added into counters: the retrieval's, but for the rows it stored,
+// and the waves' per-pair counters (the per-sentence ones are the
+// retrieval's). A run stopped midway resumes where it stopped (see
 // wavePlan).
 func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time,
 	prov harvest.Provenance) (resumed, error) {
@@ -206,6 +211,9 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		fmt.Fprintf(os.Stderr, "harvest: resuming the unfinished run %s from %s\n", plan.RunID, shared)
 	}
 	hitsDir, deadDir := storage.Join(shared, "hits"), storage.Join(shared, "dead_letters")
+	// The sample's sentences, kept once: a wave reads them rather than the
+	// whole corpus (on mixed-20m, 40 s of one core per wave).
+	sampledDir := storage.Join(shared, "sentences")
 	setsDir := storage.Join(shared, "context_sets")
 	withSets := spec.Settings.NeedsContexts()
 	what := "retrieval"
@@ -226,6 +234,7 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		}
 		parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, hits)
 		parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, dead)
+		parquetio.Write(s, parquetio.Config{Dir: sampledDir, NumShards: c.Shards}, sampled)
 		return p
 	}, &run)
 	if err != nil {
@@ -242,13 +251,12 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		spec.Pairs.Wave = wave
 		wc, done, err := step(ctx, shared, fmt.Sprintf("step-wave-%05d.json", w), name, func() *beam.Pipeline {
 			p, s := beam.NewPipelineWithRoot()
-			sents := parquetio.Read(s, absGlob(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+			sampled := parquetio.Read(s, storage.Join(sampledDir, "*.parquet"), reflect.TypeOf(schemas.Sentence{}))
 			hits := parquetio.Read(s, storage.Join(hitsDir, "*.parquet"), reflect.TypeOf(schemas.Retrieval{}))
 			rdead := beam.CreateList(s, []schemas.DeadLetter{})
 			if wave.First() {
 				rdead = parquetio.Read(s, storage.Join(deadDir, "*.parquet"), reflect.TypeOf(schemas.DeadLetter{}))
 			}
-			sampled := harvest.Sample(s, spec, sents)
 			out := harvest.LabelLexical
 			if withSets {
 				sets := parquetio.Read(s, storage.Join(setsDir, "*.parquet"), reflect.TypeOf(schemas.ContextSet{}))

@@ -1,0 +1,21 @@
+//go:build amd64
+
+package vecmath
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+var hasAVX2 = cpu.X86.HasAVX2
+
+// dotVec sets *s to dot32(a, b) with the AVX2 kernel and reports whether
+// it could (len(a) is a positive multiple of 32).
+func dotVec(a, b []float32, s *float32) bool {
+	if !hasAVX2 {
+		return false
+	}
+	_ = b[len(a)-1]
+	*s = dotAVX2(&a[0], &b[0], len(a))
+	return true
+}

@@ -1,0 +1,49 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// func dotAVX2(a, b *float32, n int) float32
+// n is a positive multiple of 32. Four eight-lane accumulators, multiplies
+// and adds rounded separately (VMULPS, VADDPS), then the lane sum of dot32.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVUPS 0(SI), Y4
+	VMULPS  0(DI), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(SI), Y5
+	VMULPS  32(DI), Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 64(SI), Y6
+	VMULPS  64(DI), Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 96(SI), Y7
+	VMULPS  96(DI), Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JNZ     loop
+
+	// t = (acc0 + acc1) + (acc2 + acc3)
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	// u[j] = t[j] + t[j+4]
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	// (u0 + u2) + (u1 + u3)
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET

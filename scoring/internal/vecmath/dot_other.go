@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package vecmath
+
+func dotVec(a, b []float32, s *float32) bool { return false }
