@@ -94,7 +94,18 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 				add(fmt.Sprintf("z: cos f + tfidf + %g %s", w, a), wsum(zsum(res["cos f"], ts), res[a], w))
 			}
 		}
+		// Fixed weights, as a labeler must use them (no per-file z-scores):
+		// the sentence cosine plus r times the labeler's alignment.
+		cf, al := res["cos f"], res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
+		for _, r := range []float64{0.5, 1, 1.5, 2, 3, 4, 6} {
+			mix := make([]float64, len(cf))
+			for i := range cf {
+				mix[i] = cf[i] + r*al[i]
+			}
+			add(fmt.Sprintf("raw: cos f + %g align", r), mix)
+		}
 		fmt.Printf("== %s (%d pairs)\n", path, len(pairs))
+		fmt.Printf("sd: cos f %.4f, align %.4f\n", sd(cf), sd(al))
 		for _, name := range order {
 			fmt.Printf("%-60s %6.2f\n", name, 100*stats.Spearman(res[name], gold))
 		}
@@ -560,4 +571,17 @@ func tableSum(m *contrast.Model) []float32 {
 		sum[i] = m.Sent[i] + m.Ctx[i]
 	}
 	return sum
+}
+
+// sd is the standard deviation of x.
+func sd(x []float64) float64 {
+	var m, v float64
+	for _, a := range x {
+		m += a
+	}
+	m /= float64(len(x))
+	for _, a := range x {
+		v += (a - m) * (a - m)
+	}
+	return math.Sqrt(v / float64(len(x)))
 }
