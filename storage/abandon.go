@@ -37,8 +37,10 @@ const maxManifestDepth = 5
 // file that does, so that a failed run leaves no
 // table that claims to be complete: its part files, with no manifest, are
 // refused by every reader as the remains of a run that did not finish.
-// Tables of other runs are left alone. It returns the manifests removed.
-func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) {
+// Tables of other runs are left alone, and so are the tables under keep
+// (directories under dir whose tables a later run resumes from, such as a
+// harvest's _waves). It returns the manifests removed.
+func RemoveRunManifests(ctx context.Context, dir, run string, keep ...string) ([]string, error) {
 	fs, err := New(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -53,6 +55,9 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 		}
 		for _, p := range paths {
 			table := p[:strings.LastIndex(p, "/")]
+			if under(table, keep) {
+				continue
+			}
 			m, ok, err := readManifest(ctx, fs, table)
 			if err != nil && (ctx.Err() != nil || unreachable(err)) {
 				return removed, err
@@ -70,6 +75,9 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 			return removed, err
 		}
 		for _, p := range metas {
+			if under(p[:strings.LastIndex(p, "/")], keep) {
+				continue
+			}
 			b, err := readAll(ctx, fs, p)
 			if err != nil {
 				if ctx.Err() != nil || unreachable(err) {
@@ -91,4 +99,15 @@ func RemoveRunManifests(ctx context.Context, dir, run string) ([]string, error) 
 		pattern = join(pattern, "*")
 	}
 	return removed, nil
+}
+
+// under reports whether path is one of dirs or lies under one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		d = strings.TrimSuffix(d, "/")
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
 }

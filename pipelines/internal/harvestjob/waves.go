@@ -193,6 +193,9 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time,
 	prov harvest.Provenance) (resumed, error) {
 	shared := storage.Join(c.Output, wavesDir)
+	// A run stopped by a signal or a failure withdraws the tables it
+	// committed, but not these: the next run resumes from them.
+	jobrun.KeepOnFailure(shared)
 	fp, err := c.fingerprint(ctx, spec, waves)
 	if err != nil {
 		return resumed{}, err

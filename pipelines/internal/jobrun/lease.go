@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +29,19 @@ var (
 	abandonedRun bool
 	// committed is set by Committed.
 	committed bool
+	// kept are the directories whose tables a failed run leaves
+	// (KeepOnFailure).
+	kept []string
 )
+
+// KeepOnFailure names directories under this run's outputs whose tables a
+// failed or stopped run must leave committed, because a later run resumes
+// from them (a harvest's _waves/: its stored retrievals and context sets).
+func KeepOnFailure(dirs ...string) {
+	leaseMu.Lock()
+	kept = append(kept, dirs...)
+	leaseMu.Unlock()
+}
 
 // Lease takes the lease (package lease) on each output directory of this
 // run, under the run ID its tables record, or fails the job naming the run
@@ -98,9 +111,10 @@ func Abandon(ctx context.Context, job string) {
 	for _, l := range leases {
 		dirs = append(dirs, strings.TrimSuffix(l.Path, "/"+lease.FileName))
 	}
+	keep := slices.Clone(kept)
 	leaseMu.Unlock()
 	for _, d := range dirs {
-		removed, err := storage.RemoveRunManifests(ctx, d, storage.RunID())
+		removed, err := storage.RemoveRunManifests(ctx, d, storage.RunID(), keep...)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %s: could not withdraw the failed run's table manifests under %s, which may still claim complete tables: %v\n",
 				job, d, err)

@@ -37,7 +37,7 @@ func resetRun(t *testing.T) {
 	t.Helper()
 	Release()
 	leaseMu.Lock()
-	leaseJob, abandonedRun, committed = "", false, false
+	leaseJob, abandonedRun, committed, kept = "", false, false, nil
 	leaseMu.Unlock()
 	t.Cleanup(Release)
 }
@@ -89,6 +89,32 @@ func TestFailWithdrawsOutput(t *testing.T) {
 	}
 	if !strings.Contains(msg, "removed the "+summary) {
 		t.Errorf("stderr does not name the summary removed:\n%s", msg)
+	}
+}
+
+// TestFailKeepsResumableTables: a failed run withdraws its output but not
+// the tables a later run resumes from (a harvest's _waves/, named by
+// KeepOnFailure): a harvest in waves stopped by Ctrl-C resumes.
+func TestFailKeepsResumableTables(t *testing.T) {
+	if !inChild(t, "TestFailKeepsResumableTables") {
+		return
+	}
+	resetRun(t)
+	dir := t.TempDir()
+	Lease("harvest", dir)
+	manifest, _ := writeRunOutput(t, dir)
+	waves := filepath.Join(dir, "_waves")
+	hits := filepath.Join(waves, "hits")
+	if err := storage.WriteTable(context.Background(), hits, []schemas.DeadLetter{{Stage: "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	KeepOnFailure(waves)
+	abandonOnFailure()
+	if exists(manifest) {
+		t.Error("the output table's manifest was kept")
+	}
+	if !exists(filepath.Join(hits, storage.ManifestName)) {
+		t.Error("the manifest of a table under _waves/ was withdrawn: the run cannot be resumed")
 	}
 }
 
