@@ -190,10 +190,7 @@ func axpy(a float32, x, y []float32) {
 // Normalize scales x to unit length in place and returns its former norm;
 // a zero vector stays zero.
 func Normalize(x []float32) float32 {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
+	ss := sumSquares(x)
 	if ss == 0 {
 		return 0
 	}
@@ -259,12 +256,19 @@ func (m *Model) ScoreSum(f, u []float32, inv float32) float32 {
 // InvNorm is 1/‖x‖ as Normalize scales by it (the sum of squares in
 // float64), 0 when x is zero.
 func InvNorm(x []float32) float32 {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
+	ss := sumSquares(x)
 	if ss == 0 {
 		return 0
 	}
 	return float32(1 / math.Sqrt(ss))
+}
+
+// sumSquares is Σ x_i² in float64, in order: the norm Normalize and
+// InvNorm share.
+func sumSquares(x []float32) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return ss
 }

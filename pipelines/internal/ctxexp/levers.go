@@ -105,7 +105,7 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 			add(fmt.Sprintf("raw: cos f + %g align", r), mix)
 		}
 		fmt.Printf("== %s (%d pairs)\n", path, len(pairs))
-		fmt.Printf("sd: cos f %.4f, align %.4f\n", sd(cf), sd(al))
+		fmt.Printf("sd: cos f %.4f, align %.4f\n", stdDev(cf), stdDev(al))
 		for _, name := range order {
 			fmt.Printf("%-60s %6.2f\n", name, 100*stats.Spearman(res[name], gold))
 		}
@@ -571,17 +571,4 @@ func tableSum(m *contrast.Model) []float32 {
 		sum[i] = m.Sent[i] + m.Ctx[i]
 	}
 	return sum
-}
-
-// sd is the standard deviation of x.
-func sd(x []float64) float64 {
-	var m, v float64
-	for _, a := range x {
-		m += a
-	}
-	m /= float64(len(x))
-	for _, a := range x {
-		v += (a - m) * (a - m)
-	}
-	return math.Sqrt(v / float64(len(x)))
 }

@@ -456,15 +456,7 @@ func tfidfPreds(pairs []sts.Pair) []float64 {
 }
 
 func zscore(x []float64) []float64 {
-	var m, v float64
-	for _, a := range x {
-		m += a
-	}
-	m /= float64(len(x))
-	for _, a := range x {
-		v += (a - m) * (a - m)
-	}
-	sd := math.Sqrt(v / float64(len(x)))
+	m, sd := meanSD(x)
 	out := make([]float64, len(x))
 	for i, a := range x {
 		out[i] = (a - m) / sd
@@ -709,4 +701,23 @@ func retrieved(m *contrast.Model, pairs []sts.Pair, report func(string, []float6
 			hyb(fmt.Sprintf("Eq4 retrieved %d %s", n, mode), pred)
 		}
 	}
+}
+
+// meanSD is the mean and the (population) standard deviation of x.
+func meanSD(x []float64) (mean, sd float64) {
+	var v float64
+	for _, a := range x {
+		mean += a
+	}
+	mean /= float64(len(x))
+	for _, a := range x {
+		v += (a - mean) * (a - mean)
+	}
+	return mean, math.Sqrt(v / float64(len(x)))
+}
+
+// stdDev is meanSD's standard deviation.
+func stdDev(x []float64) float64 {
+	_, sd := meanSD(x)
+	return sd
 }
