@@ -188,6 +188,18 @@ func open(ctx context.Context, p Paths) (_ *Resources, err error) {
 	return r, nil
 }
 
+// DropScoreCaches empties the score cache of every engine this process
+// has loaded (method.Engine.DropScoreCache), keeping the rest.
+func DropScoreCaches() {
+	resMu.Lock()
+	defer resMu.Unlock()
+	for _, e := range res {
+		if e.r != nil && e.r.Engine != nil {
+			e.r.Engine.DropScoreCache()
+		}
+	}
+}
+
 var (
 	backendMu sync.Mutex
 	backend   string

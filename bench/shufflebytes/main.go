@@ -3,7 +3,7 @@
 // own pairs and context sets: the plane that carries a whole context set
 // with each pair against the plane of per-side sums that Label runs.
 //
-//	go run ./bench/shufflebytes -harvest out/harvest
+//	go run ./bench/shufflebytes -harvest out/harvest -corpus out/corpus
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
@@ -19,6 +20,7 @@ import (
 
 func main() {
 	dir := flag.String("harvest", "", "A harvest output directory (with pairs/ and context_sets/).")
+	corpus := flag.String("corpus", "", "The harvest's corpus (bin/index output, with chunks/): pairs carry their first set's contexts as numbers in its chunk store.")
 	limit := flag.Int("pairs", 20000, "Pairs to measure (the first ones read).")
 	flag.Parse()
 	ctx := context.Background()
@@ -42,7 +44,12 @@ func main() {
 		byID[s.SentenceID] = s
 		contexts += len(s.Contexts)
 	}
-	whole, sides := harvest.ShuffleBytes(pairs, byID)
+	st, err := resources.LoadStore(ctx, storage.Join(storage.Join(*corpus, "chunks"), "*.parquet"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shufflebytes:", err)
+		os.Exit(1)
+	}
+	whole, sides := harvest.ShuffleBytes(pairs, byID, st)
 	if whole == nil {
 		fmt.Fprintln(os.Stderr, "shufflebytes: no pair has both context sets")
 		os.Exit(1)

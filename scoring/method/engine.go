@@ -204,6 +204,15 @@ func (e *Engine) Embedded(a, b string) (float64, bool) {
 	return em.SentenceSimilarity(a, b), true
 }
 
+// DropScoreCache gives back the memory of the (sentence, context) cache:
+// for a process whose next work scores other pairs (a harvest's waves
+// after its context sets), where the entries would only be kept.
+func (e *Engine) DropScoreCache() {
+	e.mu.Lock()
+	e.cache = map[string]cached{}
+	e.mu.Unlock()
+}
+
 // Stats returns the counts so far.
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()

@@ -1,6 +1,7 @@
 package method
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -705,8 +706,29 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 			a, b := sents[p[0]], sents[p[1]]
 			want := whole.Label(a, b, slices.Clone(sets[p[0]]), slices.Clone(sets[p[1]]), st)
 			var sums Sums
-			sides.LabelSide(a, slices.Clone(sets[p[0]]), []SideJob{{Other: b, Sums: &sums}}, true, st)
-			sides.LabelSide(b, slices.Clone(sets[p[1]]), []SideJob{{Other: a, Skip: SetHashes(sets[p[0]]), Sums: &sums}}, false, st)
+			skip, err := sides.SetSkip(sets[p[0]])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refs []schemas.ScoredContext
+			for _, c := range sets[p[0]] {
+				refs = append(refs, schemas.ScoredContext{ChunkID: c.ChunkID, Slot: c.Slot})
+			}
+			if stored, err := e.Store.Skip(refs); err != nil || !bytes.Equal(stored, skip) {
+				t.Fatalf("Store.Skip %x (%v), Engine.SetSkip %x", stored, err, skip)
+			}
+			if _, err := sides.LabelSide(sides.NewSide(a, slices.Clone(sets[p[0]])), []SideJob{{Other: b, Sums: &sums}}, true, st); err != nil {
+				t.Fatal(err)
+			}
+			// The second side in two batches, as a harvest labels a set's
+			// pairs: the set's context sums are kept between them.
+			sd := sides.NewSide(b, slices.Clone(sets[p[1]]))
+			var other Sums
+			for _, job := range []SideJob{{Other: sents[(p[0]+1)%len(sents)], Sums: &other}, {Other: a, Skip: skip, Sums: &sums}} {
+				if _, err := sides.LabelSide(sd, []SideJob{job}, false, st); err != nil {
+					t.Fatal(err)
+				}
+			}
 			got := float64(float32(sums.Similarity(st.Similarity)))
 			if int(sums.N) != want.Contexts {
 				t.Fatalf("%s/%s pair %v: %d contexts from the sides, %d from Label", st.Labeler, st.Similarity, p, sums.N, want.Contexts)
@@ -720,6 +742,50 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 		if !overlap {
 			t.Fatalf("%s/%s: no two sets overlap; the test does not check that a shared context counts once", st.Labeler, st.Similarity)
 		}
+	}
+}
+
+// TestSkipNeedsTheSameStoreLayout checks that the contexts a pair carries
+// to its second side, as numbers in the chunk store, are refused by a
+// process whose store numbers contexts differently (the same chunks added
+// in another order), and that the refusal leaves the sums as they were.
+func TestSkipNeedsTheSameStoreLayout(t *testing.T) {
+	useGoBackend(t)
+	chunks := testChunks(8)
+	e, m := testEngineModels(t, chunks)
+	st := Defaults()
+	st.Rerank, st.SetSize = 20, 6
+	var hits []schemas.Hit
+	for _, c := range chunks {
+		hits = append(hits, schemas.Hit{ChunkID: c.ID})
+	}
+	set, _ := e.ContextSet("the cat sat on a mat.", hits, st, 1)
+	skip, err := e.SetSkip(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := NewStore()
+	for i := range chunks {
+		if err := other.Add(chunks[len(chunks)-1-i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := m.Engine(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setB, _ := o.ContextSet("a dog ran in the park.", hits, st, 2)
+	sums := Sums{N: 3, A: 1}
+	_, err = o.LabelSide(o.NewSide("a dog ran in the park.", setB), []SideJob{{Other: "the cat sat on a mat.", Skip: skip, Sums: &sums}}, false, st)
+	if err == nil {
+		t.Fatal("a skip numbered by another store layout was accepted")
+	}
+	if sums != (Sums{N: 3, A: 1}) {
+		t.Fatalf("sums changed on a refused skip: %+v", sums)
+	}
+	ownB, _ := e.ContextSet("a dog ran in the park.", hits, st, 2)
+	if _, err := e.LabelSide(e.NewSide("a dog ran in the park.", ownB), []SideJob{{Other: "the cat sat on a mat.", Skip: skip, Sums: &sums}}, false, st); err != nil {
+		t.Fatalf("the same store refused its own skip: %v", err)
 	}
 }
 

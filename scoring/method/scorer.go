@@ -12,6 +12,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/disc"
 	"github.com/ctxsim/ctxsim/scoring/examples"
 	"github.com/ctxsim/ctxsim/scoring/gen"
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 	"github.com/ctxsim/ctxsim/scoring/tokenizer"
 )
 
@@ -321,6 +322,36 @@ type CtxScorer struct {
 	// (about 4 MB for a corpus of 20M words), sized when first used.
 	invOnce sync.Once
 	inv     []atomic.Uint32
+
+	// vecs caches f(s) by sentence text: a pair's two sentences are
+	// encoded for its cross scores on each side and for its parts, and a
+	// sentence meets many pairs. At most maxSentenceVecs entries (about 1 KB
+	// each at 256 dimensions); when full it starts over.
+	vecMu sync.Mutex
+	vecs  map[string][]float32
+}
+
+// maxSentenceVecs bounds CtxScorer's cache of sentence vectors.
+const maxSentenceVecs = 1 << 16
+
+// sentenceVec returns f(s), normalised, from the cache or the model, and
+// whether it was encoded now. The slice is shared: callers must not
+// change it.
+func (c *CtxScorer) sentenceVec(s string) ([]float32, bool) {
+	c.vecMu.Lock()
+	v, ok := c.vecs[s]
+	c.vecMu.Unlock()
+	if ok {
+		return v, false
+	}
+	v = c.Model.SentenceVec(s)
+	c.vecMu.Lock()
+	if c.vecs == nil || len(c.vecs) >= maxSentenceVecs {
+		c.vecs = make(map[string][]float32)
+	}
+	c.vecs[s] = v
+	c.vecMu.Unlock()
+	return v, true
 }
 
 // NewCtxScorer returns the contrastive scorer over the store's sentences.
@@ -376,30 +407,15 @@ func (c *CtxScorer) sum(k int32, work *Stats) []float32 {
 	return v
 }
 
-// addTo adds x to dst element by element (each element's sums in the same
-// order as a plain loop, so the result is the same to the bit).
-func addTo(dst, x []float32) {
-	x = x[:len(dst)]
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		d, s := dst[i:i+8:i+8], x[i:i+8:i+8]
-		d[0] += s[0]
-		d[1] += s[1]
-		d[2] += s[2]
-		d[3] += s[3]
-		d[4] += s[4]
-		d[5] += s[5]
-		d[6] += s[6]
-		d[7] += s[7]
-	}
-	for ; i < len(dst); i++ {
-		dst[i] += x[i]
-	}
-}
+// addTo adds x to dst element by element (vecmath.AddTo: the same bits as
+// a plain loop on every CPU).
+func addTo(dst, x []float32) { vecmath.AddTo(dst, x) }
 
 // SentenceSimilarity implements Embedder: f(a)·f(b), both normalised.
 func (c *CtxScorer) SentenceSimilarity(a, b string) float64 {
-	return float64(contrast.Dot(c.Model.SentenceVec(a), c.Model.SentenceVec(b)))
+	fa, _ := c.sentenceVec(a)
+	fb, _ := c.sentenceVec(b)
+	return float64(contrast.Dot(fa, fb))
 }
 
 // AlignSimilarity implements Aligner.
@@ -415,8 +431,10 @@ func (c *CtxScorer) Score(s string, cands []Cand, want []uint64, out [][]float32
 			continue
 		}
 		if f == nil {
-			f = c.Model.SentenceVec(s)
-			work.SentencesEncoded++
+			var encoded bool
+			if f, encoded = c.sentenceVec(s); encoded {
+				work.SentencesEncoded++
+			}
 		}
 		u, inv := c.contextSum(buf, &cands[i], work)
 		out[0][i] = c.Model.ScoreSum(f, u, inv)

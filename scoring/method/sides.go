@@ -1,10 +1,13 @@
 package method
 
 import (
+	"cmp"
 	"encoding/binary"
-	"hash/fnv"
+	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ctxsim/ctxsim/schemas"
 )
 
 // Sums are the running sums of Eq. 4 for one pair over the contexts of C
@@ -51,96 +54,161 @@ func (s Sums) Similarity(kind string) float64 {
 	return ab / math.Sqrt(aa*bb)
 }
 
-// ContextHash is a stable 64-bit identity of a context (chunk and slot),
-// the same in every process: what a pair carries of its first sentence's
-// context set so that the other side counts a context of both sets once.
-func ContextHash(chunkID string, slot int32) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(chunkID))
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], uint32(slot))
-	h.Write(b[:])
-	return h.Sum64()
+// A pair carries to its second side the contexts of its first sentence's
+// set that it has counted (SideJob.Skip), so that a context of both sets
+// is counted once. They go as the contexts' numbers in the chunk store
+// (contextID), which every process that loads the same chunks gives alike:
+// the store's layout hash (8 bytes, little-endian), then the sorted
+// numbers as unsigned varints, each after the first as its gap from the
+// one before. About 2 bytes a context at 20M words (a 64-bit hash of chunk
+// and slot took 8); LabelSide refuses numbers from a store laid out
+// differently.
+
+// SetSkip packs the contexts of a resolved set (Engine.Resolve or
+// ContextSet) as SideJob.Skip for the other side of its pairs.
+func (e *Engine) SetSkip(set []Cand) ([]byte, error) {
+	ids := make([]uint64, len(set))
+	for i := range set {
+		if set[i].ctx == 0 {
+			return nil, fmt.Errorf("harvest: context %s#%d has no number in the chunk store", set[i].ChunkID, set[i].Slot)
+		}
+		ids[i] = set[i].ctx
+	}
+	return packSkip(e.Store.layout, ids), nil
 }
 
-// SetHashes returns the sorted ContextHash of every context of a set,
-// packed little-endian, eight bytes each.
-func SetHashes(set []Cand) []byte {
-	hs := make([]uint64, len(set))
-	for i := range set {
-		hs[i] = ContextHash(set[i].ChunkID, set[i].Slot)
+// Skip is SetSkip of a stored context set's contexts.
+func (st *Store) Skip(refs []schemas.ScoredContext) ([]byte, error) {
+	ids := make([]uint64, len(refs))
+	for i, r := range refs {
+		c, ok := st.chunk(r.ChunkID)
+		if !ok || r.Slot < 0 || int(r.Slot) >= len(c.sents) {
+			return nil, fmt.Errorf("harvest: context %s#%d is not in the chunk store", r.ChunkID, r.Slot)
+		}
+		ids[i] = contextID(c, int(r.Slot))
 	}
-	slices.Sort(hs)
-	out := make([]byte, 8*len(hs))
-	for i, h := range hs {
-		binary.LittleEndian.PutUint64(out[8*i:], h)
+	return packSkip(st.layout, ids), nil
+}
+
+// packSkip is the Skip form of context numbers ids (sorted in place).
+func packSkip(layout uint64, ids []uint64) []byte {
+	slices.Sort(ids)
+	out := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+2*len(ids)+4), layout)
+	var prev uint64
+	for _, id := range ids {
+		out = binary.AppendUvarint(out, id-prev)
+		prev = id
 	}
 	return out
 }
 
-// hasHash reports whether packed (from SetHashes) holds h.
-func hasHash(packed []byte, h uint64) bool {
-	lo, hi := 0, len(packed)/8
-	for lo < hi {
-		m := (lo + hi) / 2
-		v := binary.LittleEndian.Uint64(packed[8*m:])
-		switch {
-		case v == h:
-			return true
-		case v < h:
-			lo = m + 1
-		default:
-			hi = m
-		}
-	}
-	return false
+// Side is one sentence's context set made ready for the batches of pairs
+// that meet it (LabelSide): what every batch needs is found once per set.
+type Side struct {
+	own string
+	set []Cand
+	// order lists the set's indices by context number (for Skip).
+	order []int
+	// The contrastive scorer's sums of the set's contexts, filled as
+	// first needed: u[i] (in buf) and inv[i] of set[i].
+	buf []float32
+	u   [][]float32
+	inv []float32
+	// skipped marks, for one job at a time, the contexts it skips.
+	skipped []bool
+	ref     bool // mOwn, sOwn computed
+	mOwn    float64
+	sOwn    float64
+}
+
+// NewSide readies the context set of sentence own, scored for own and
+// resolved, for LabelSide.
+func (e *Engine) NewSide(own string, set []Cand) *Side {
+	return &Side{own: own, set: set}
 }
 
 // SideJob is one pair's share of a side: the pair's other sentence, the
-// contexts of this side's set it has already counted (packed ContextHash
-// values, nil for none) and its running sums.
+// contexts of the other side's set it has already counted (from SetSkip,
+// nil for none) and its running sums.
 type SideJob struct {
 	Other string
 	Skip  []byte
 	Sums  *Sums
 }
 
-// LabelSide adds to each job's sums the contexts of set, the context set
-// of sentence own (scored for own and resolved), that the job has not
-// counted yet (Skip): own's score is the set's, the other sentence's is
-// computed (the cross score, as Label computes it, without the cache).
-// ownFirst says whether own is the pair's first sentence (a); the sums are
-// kept as (a, b). Across the two sides of a pair (first with ownFirst and
-// no Skip, then the other with the first set's hashes as Skip), the sums
-// are those of Eq. 4 over C = C_a + C_b, a context of both counted once,
-// and added in the order Label adds them.
-func (e *Engine) LabelSide(own string, set []Cand, jobs []SideJob, ownFirst bool, st Settings) Stats {
+// skips marks in sd.skipped the contexts of sd.set that skip names: a merge
+// of the set in context order with skip's sorted numbers.
+func (e *Engine) skips(sd *Side, skip []byte) error {
+	if len(skip) < 8 || binary.LittleEndian.Uint64(skip) != e.Store.layout {
+		return fmt.Errorf("harvest: a pair's first context set was numbered by a different chunk store")
+	}
+	if sd.order == nil {
+		sd.order = make([]int, len(sd.set))
+		for i := range sd.order {
+			sd.order[i] = i
+		}
+		slices.SortFunc(sd.order, func(x, y int) int { return cmp.Compare(sd.set[x].ctx, sd.set[y].ctx) })
+		sd.skipped = make([]bool, len(sd.set))
+	}
+	clear(sd.skipped)
+	rest := skip[8:]
+	var id uint64
+	k := 0
+	for len(rest) > 0 && k < len(sd.order) {
+		gap, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return fmt.Errorf("harvest: a pair's skipped contexts are corrupt")
+		}
+		rest, id = rest[n:], id+gap
+		for k < len(sd.order) && sd.set[sd.order[k]].ctx < id {
+			k++
+		}
+		for k < len(sd.order) && sd.set[sd.order[k]].ctx == id {
+			sd.skipped[sd.order[k]] = true
+			k++
+		}
+	}
+	return nil
+}
+
+// LabelSide adds to each job's sums the contexts of the side's set that
+// the job has not counted yet (Skip): own's score is the set's, the other
+// sentence's is computed (the cross score, as Label computes it, without
+// the cache). ownFirst says whether own is the pair's first sentence (a);
+// the sums are kept as (a, b). Across the two sides of a pair (first with
+// ownFirst and no Skip, then the other with the first set's SetSkip as
+// Skip), the sums are those of Eq. 4 over C = C_a + C_b, a context of both
+// counted once, and added in the order Label adds them. A Skip that does
+// not decode against this engine's store is an error, and no sums change.
+func (e *Engine) LabelSide(sd *Side, jobs []SideJob, ownFirst bool, st Settings) (Stats, error) {
 	var work Stats
+	set := sd.set
 	if len(set) == 0 || len(jobs) == 0 {
-		return work
+		return work, nil
 	}
 	zref := st.Similarity == SimilarityZRef
-	var mOwn, sOwn float64
-	if zref {
+	if zref && !sd.ref {
 		var w Stats
-		mOwn, sOwn, w = e.RefStats(own, st.Lambda)
+		sd.mOwn, sd.sOwn, w = e.RefStats(sd.own, st.Lambda)
 		work.add(w)
-	}
-	var hashes []uint64
-	if slices.ContainsFunc(jobs, func(j SideJob) bool { return len(j.Skip) > 0 }) {
-		hashes = make([]uint64, len(set))
-		for i := range set {
-			hashes[i] = ContextHash(set[i].ChunkID, set[i].Slot)
-		}
+		sd.ref = true
 	}
 	keep := make([][]int, len(jobs)) // indices into set of each job's contexts
 	for n, j := range jobs {
 		idx := make([]int, 0, len(set))
-		for i := range set {
-			if len(j.Skip) > 0 && hasHash(j.Skip, hashes[i]) {
-				continue
+		if len(j.Skip) > 0 {
+			if err := e.skips(sd, j.Skip); err != nil {
+				return work, err
 			}
-			idx = append(idx, i)
+			for i := range set {
+				if !sd.skipped[i] {
+					idx = append(idx, i)
+				}
+			}
+		} else {
+			for i := range set {
+				idx = append(idx, i)
+			}
 		}
 		keep[n] = idx
 	}
@@ -151,7 +219,7 @@ func (e *Engine) LabelSide(own string, set []Cand, jobs []SideJob, ownFirst bool
 		for n, j := range jobs {
 			others[n] = j.Other
 		}
-		cs.crossScores(set, others, keep, w, cross, &work)
+		cs.crossScores(sd, others, keep, w, cross, &work)
 	} else {
 		score := make([]ScoreJob, len(jobs))
 		for n, j := range jobs {
@@ -180,7 +248,7 @@ func (e *Engine) LabelSide(own string, set []Cand, jobs []SideJob, ownFirst bool
 		for k, i := range keep[n] {
 			o, x := float64(set[i].S), float64(cross[n][k])
 			if zref {
-				o, x = standardOne(o, mOwn, sOwn), standardOne(x, mOther, sOther)
+				o, x = standardOne(o, sd.mOwn, sd.sOwn), standardOne(x, mOther, sOther)
 			}
 			if ownFirst {
 				j.Sums.add(o, x)
@@ -189,7 +257,7 @@ func (e *Engine) LabelSide(own string, set []Cand, jobs []SideJob, ownFirst bool
 			}
 		}
 	}
-	return work
+	return work, nil
 }
 
 // standardOne is standardise for one value.
@@ -213,26 +281,32 @@ func (e *Engine) ctxOnly(lambda map[string]float64) (*CtxScorer, float64, bool) 
 }
 
 // crossScores computes, for each sentence others[n] and each context
-// set[i] of keep[n], the score S Engine.Score gives it when the contrastive
-// term, weighted w, is the only one: each context's g(c) once for all the
-// sentences, and no cache.
-func (c *CtxScorer) crossScores(set []Cand, others []string, keep [][]int, w float64, out [][]float32, work *Stats) {
+// sd.set[i] of keep[n], the score S Engine.Score gives it when the
+// contrastive term, weighted w, is the only one: each context's sum once
+// per side (kept in sd for its later batches), each sentence's f(s) from
+// the scorer's cache, and no cache of scores.
+func (c *CtxScorer) crossScores(sd *Side, others []string, keep [][]int, w float64, out [][]float32, work *Stats) {
+	set := sd.set
 	dim := c.Model.Dim()
-	buf := make([]float32, len(set)*dim)
-	u := make([][]float32, len(set))
-	inv := make([]float32, len(set))
+	if sd.u == nil {
+		sd.buf = make([]float32, len(set)*dim)
+		sd.u = make([][]float32, len(set))
+		sd.inv = make([]float32, len(set))
+	}
 	for n, s := range others {
 		out[n] = make([]float32, len(keep[n]))
 		if len(keep[n]) == 0 {
 			continue
 		}
-		f := c.Model.SentenceVec(s)
-		work.SentencesEncoded++
+		f, encoded := c.sentenceVec(s)
+		if encoded {
+			work.SentencesEncoded++
+		}
 		for k, i := range keep[n] {
-			if u[i] == nil {
-				u[i], inv[i] = c.contextSum(buf[i*dim:(i+1)*dim], &set[i], work)
+			if sd.u[i] == nil {
+				sd.u[i], sd.inv[i] = c.contextSum(sd.buf[i*dim:(i+1)*dim], &set[i], work)
 			}
-			out[n][k] = float32(w * float64(c.Model.ScoreSum(f, u[i], inv[i])))
+			out[n][k] = float32(w * float64(c.Model.ScoreSum(f, sd.u[i], sd.inv[i])))
 		}
 		work.CtxPairs += int64(len(keep[n]))
 	}

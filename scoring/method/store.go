@@ -27,6 +27,10 @@ type Store struct {
 	chunks  map[string]storedChunk
 	ids     []string // chunk IDs in insertion order
 	slots   int32    // sentence places in all chunks (storedChunk.base)
+	// layout is an FNV-1a hash of the corpus chunks' IDs and sizes in the
+	// order they were added: two stores with the same layout number every
+	// context alike (contextID), so the numbers can cross processes.
+	layout uint64
 
 	// Distinct words of sentences, as sorted IDs, filled when first asked
 	// for (the diversity constraint compares them).
@@ -69,7 +73,24 @@ func (st *Store) Add(c schemas.Chunk) error {
 	}
 	st.add(c.ID, storedChunk{doc: c.DocID, sents: idx})
 	st.ids = append(st.ids, c.ID)
+	st.layout = layoutStep(st.layout, c.ID, len(idx))
 	return nil
+}
+
+// layoutStep adds one chunk (its ID and number of sentences) to a layout
+// hash (FNV-1a; the empty store's layout is the offset basis).
+func layoutStep(h uint64, id string, n int) uint64 {
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	h = (h ^ 0) * 1099511628211
+	for ; n > 0; n >>= 8 {
+		h = (h ^ uint64(n&0xff)) * 1099511628211
+	}
+	return h
 }
 
 // addReference stores the reference contexts as chunks of their own,

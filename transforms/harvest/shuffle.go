@@ -24,8 +24,10 @@ type ShuffleSize struct {
 // ShuffleBytes measures both labeling planes on real records (pairs
 // labeled by a harvest, and the context sets it built): the plane that
 // carries the first sentence's whole set with each pair (still the one
-// LabelReusing runs) and the plane of per-side sums (Label).
-func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSet) (whole, sides []ShuffleSize) {
+// LabelReusing runs) and the plane of per-side sums (Label), whose pairs
+// carry their first set's contexts numbered in st, the corpus's chunk
+// store. Pairs whose first set does not resolve in st are left out.
+func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSet, st *method.Store) (whole, sides []ShuffleSize) {
 	enc := func(key string, v any) int {
 		var b bytes.Buffer
 		if err := beam.NewElementEncoder(reflect.TypeOf(key)).Encode(key, &b); err != nil {
@@ -45,23 +47,23 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 		if !okA || !okB {
 			continue
 		}
+		skip, err := st.Skip(a.Contexts)
+		if err != nil {
+			continue
+		}
 		n++
 		p := Pair{ID: lp.PairID, A: lp.SentenceID1, B: lp.SentenceID2, Stratum: lp.Stratum}
 		w[0] += enc(p.A, p)
 		w[1] += enc(p.B, halfPair{Pair: p, SetA: a})
 		s[0] += enc(p.B, p)
 		s[1] += enc(p.A, pairText{Pair: p, TextB: b.Text})
-		cands := make([]method.Cand, len(a.Contexts))
-		for i, c := range a.Contexts {
-			cands[i] = method.Cand{ChunkID: c.ChunkID, Slot: c.Slot}
-		}
 		h := sha256.New()
 		digestSet(h, a)
 		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
 			panic(err)
 		}
-		s[2] += enc(p.B, halfSums{Pair: p, TextA: a.Text, TextB: b.Text, SkipA: method.SetHashes(cands), Digest: state,
+		s[2] += enc(p.B, halfSums{Pair: p, TextA: a.Text, TextB: b.Text, SkipA: skip, Digest: state,
 			Sums: method.Sums{N: int32(len(a.Contexts)), A: 1, B: 1, AA: 1, BB: 1, AB: 1}})
 	}
 	var setBytes, textBytes int

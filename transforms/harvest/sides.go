@@ -61,8 +61,8 @@ type pairText struct {
 }
 
 // halfSums is a pair after its first side: the two texts, Eq. 4's sums
-// over C_a, the hashes of C_a's contexts (method.SetHashes: a context of
-// both sets is counted on the first side only), and the state of the
+// over C_a, C_a's contexts as numbers in the chunk store (Engine.SetSkip:
+// a context of both sets is counted on the first side only), and the state of the
 // contexts digest after C_a (ContextsDigest continues it with C_b).
 type halfSums struct {
 	Pair         Pair
@@ -185,12 +185,16 @@ func (f *sideAFn) ProcessElement(ctx context.Context, _ string, pairs func(*pair
 	var set schemas.ContextSet
 	have := sets(&set)
 	e := f.res.Engine
-	var cands []method.Cand
+	var side *method.Side
 	var err error
 	var skip, digest []byte
 	if have {
+		var cands []method.Cand
 		if cands, err = e.Resolve(set.Contexts, set.Terms); err == nil {
-			skip = method.SetHashes(cands)
+			side = e.NewSide(set.Text, cands)
+			skip, err = e.SetSkip(cands)
+		}
+		if err == nil {
 			h := sha256.New()
 			digestSet(h, set)
 			digest, err = h.(encoding.BinaryMarshaler).MarshalBinary()
@@ -203,8 +207,13 @@ func (f *sideAFn) ProcessElement(ctx context.Context, _ string, pairs func(*pair
 			batch[n] = halfSums{Pair: p.Pair, TextA: set.Text, TextB: p.TextB, SkipA: skip, Digest: digest}
 			jobs[n] = method.SideJob{Other: p.TextB, Sums: &batch[n].Sums}
 		}
-		f.work(ctx, e.LabelSide(set.Text, cands, jobs, true, f.Cfg.Settings))
+		w, lerr := e.LabelSide(side, jobs, true, f.Cfg.Settings)
+		f.work(ctx, w)
 		for _, h := range batch {
+			if lerr != nil {
+				emitDead(unresolved(h.Pair, lerr))
+				continue
+			}
 			emit(h.Pair.B, h)
 		}
 	})
@@ -288,11 +297,14 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 	var set schemas.ContextSet
 	have := sets(&set)
 	e := f.res.Engine
-	var cands []method.Cand
+	var side *method.Side
 	var err error
 	var digestB []byte
 	if have {
-		cands, err = e.Resolve(set.Contexts, set.Terms)
+		var cands []method.Cand
+		if cands, err = e.Resolve(set.Contexts, set.Terms); err == nil {
+			side = e.NewSide(set.Text, cands)
+		}
 		digestB = digestBytes(set)
 	}
 	eachBatch(halves, func(h *halfSums) Pair { return h.Pair }, true, have, err, emitDead, func(batch []halfSums) {
@@ -300,8 +312,13 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 		for n := range batch {
 			jobs[n] = method.SideJob{Other: batch[n].TextA, Skip: batch[n].SkipA, Sums: &batch[n].Sums}
 		}
-		f.work(ctx, e.LabelSide(set.Text, cands, jobs, false, f.Cfg.Settings))
+		w, lerr := e.LabelSide(side, jobs, false, f.Cfg.Settings)
+		f.work(ctx, w)
 		for _, h := range batch {
+			if lerr != nil {
+				emitDead(unresolved(h.Pair, lerr))
+				continue
+			}
 			row, derr := f.row(h, digestB)
 			if derr != nil {
 				emitDead(unresolved(h.Pair, derr))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 	"github.com/ctxsim/ctxsim/transforms/harvest"
@@ -248,6 +249,10 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 			counters[k] += v
 		}
 	}
+	// The waves score pairs against stored sets: the scores cached while
+	// the sets were built (up to about 0.6 GB on mixed-20m) are not used
+	// again.
+	resources.DropScoreCaches()
 	for w := range waves {
 		name := fmt.Sprintf("harvest wave %d of %d", w+1, waves)
 		wave := harvest.Wave{Index: w, Of: waves}

@@ -55,3 +55,18 @@ func dot32(a, b []float32) float32 {
 	}
 	return (u[0] + u[2]) + (u[1] + u[3])
 }
+
+// AddTo adds x to dst element by element (x must hold at least len(dst)
+// values). Each element gets one float32 addition, so the AVX2 kernel
+// (the leading multiple of 32 values) and the plain loop give the same
+// bits.
+func AddTo(dst, x []float32) {
+	x = x[:len(dst)]
+	v := len(dst) &^ 31
+	if v == 0 || !addVec(dst[:v], x[:v]) {
+		v = 0
+	}
+	for i := v; i < len(dst); i++ {
+		dst[i] += x[i]
+	}
+}

@@ -19,3 +19,17 @@ func dotVec(a, b []float32, s *float32) bool {
 	*s = dotAVX2(&a[0], &b[0], len(a))
 	return true
 }
+
+//go:noescape
+func addAVX2(dst, x *float32, n int)
+
+// addVec adds x to dst with the AVX2 kernel and reports whether it could
+// (len(dst) is a positive multiple of 32).
+func addVec(dst, x []float32) bool {
+	if !hasAVX2 {
+		return false
+	}
+	_ = x[len(dst)-1]
+	addAVX2(&dst[0], &x[0], len(dst))
+	return true
+}

@@ -47,3 +47,30 @@ loop:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func addAVX2(dst, x *float32, n int)
+// dst[i] += x[i]; n is a positive multiple of 32.
+TEXT ·addAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+
+addloop:
+	VMOVUPS 0(DI), Y0
+	VADDPS  0(SI), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(DI), Y1
+	VADDPS  32(SI), Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DI), Y2
+	VADDPS  64(SI), Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DI), Y3
+	VADDPS  96(SI), Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JNZ     addloop
+	VZEROUPPER
+	RET

@@ -3,3 +3,5 @@
 package vecmath
 
 func dotVec(a, b []float32, s *float32) bool { return false }
+
+func addVec(dst, x []float32) bool { return false }

@@ -64,3 +64,50 @@ func BenchmarkDot(b *testing.B) {
 	})
 	_ = sink
 }
+
+// TestAddToSameBitsEverywhere checks that AddTo gives each element the one
+// float32 sum a plain loop gives, for lengths around the kernel's width,
+// and leaves the values past len(dst) of x alone.
+func TestAddToSameBitsEverywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 256, 257, 1024} {
+		dst, x := make([]float32, n), make([]float32, n+2)
+		for i := range dst {
+			dst[i] = float32(r.NormFloat64() * 1e3)
+		}
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = dst[i] + x[i]
+		}
+		AddTo(dst, x)
+		for i := range want {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d element %d: %v, want %v", n, i, dst[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkAddTo times adding one 256-wide vector into another, the sum
+// of a context's sentences, with the kernel and with the plain loop.
+func BenchmarkAddTo(b *testing.B) {
+	x, y := make([]float32, 256), make([]float32, 256)
+	for i := range x {
+		y[i] = float32(i%5) - 2
+	}
+	b.Run("add", func(b *testing.B) {
+		for b.Loop() {
+			AddTo(x, y)
+		}
+	})
+	b.Run("portable", func(b *testing.B) {
+		for b.Loop() {
+			for i := range x {
+				x[i] += y[i]
+			}
+		}
+	})
+}
