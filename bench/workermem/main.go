@@ -1,0 +1,86 @@
+// Command workermem measures what one harvest worker holds for a corpus:
+// it loads what a worker loads (resources.Open's parts, one at a time:
+// the chunk store, the open index, the models and engine, the stored
+// sentence vectors) and prints, after each, the Go heap in use after a
+// collection and the process's resident memory, with the corpus's counts.
+// Run it once per corpus to see how a worker grows with the corpus:
+//
+//	go run ./bench/workermem -corpus out/corpus -model out/models
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ctxsim/ctxsim/resources"
+	"github.com/ctxsim/ctxsim/retrieval"
+	"github.com/ctxsim/ctxsim/storage"
+)
+
+func main() {
+	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode).")
+	models := flag.String("model", "", "The model directory the harvest uses.")
+	flag.Parse()
+	if *corpus == "" || *models == "" {
+		fmt.Fprintln(os.Stderr, "usage: workermem -corpus DIR -model DIR")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	fail := func(err error) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "workermem:", err)
+			os.Exit(1)
+		}
+	}
+	t0 := time.Now()
+	report := func(what string) {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		fmt.Printf("%-34s heap_in_use_mib=%7.0f rss_mib=%7.0f seconds=%6.1f\n", what,
+			float64(m.HeapInuse)/(1<<20), float64(rssKiB())/1024, time.Since(t0).Seconds())
+	}
+	report("start")
+	chunks := storage.Join(storage.Join(*corpus, "chunks"), "*.parquet")
+	st, err := resources.LoadStore(ctx, chunks)
+	fail(err)
+	fmt.Printf("corpus %s: %d chunks, %d distinct sentences, %d contexts (sentence places)\n", *corpus, st.Len(), st.Sentences(), st.Slots())
+	report("+ chunk store")
+	ix, err := retrieval.OpenAt(ctx, storage.Join(*corpus, "index"))
+	fail(err)
+	defer ix.Close()
+	fail(resources.CheckCorpus(ix, storage.Join(*corpus, "index"), st, chunks))
+	report("+ index opened")
+	m, err := resources.LoadModels(ctx, *models)
+	fail(err)
+	e, err := m.Engine(st)
+	fail(err)
+	report("+ models and engine")
+	n, err := resources.LoadVectors(ctx, storage.Join(*corpus, "vectors"), e)
+	fail(err)
+	fmt.Printf("stored vectors: %+v\n", n)
+	report("+ stored sentence vectors")
+	runtime.KeepAlive(st)
+	runtime.KeepAlive(e)
+}
+
+// rssKiB is the process's resident set size (VmRSS) in KiB.
+func rssKiB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kib)
+			return kib
+		}
+	}
+	return 0
+}
