@@ -49,7 +49,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shufflebytes:", err)
 		os.Exit(1)
 	}
-	whole, sides := harvest.ShuffleBytes(pairs, byID, st)
+	whole, sides, skipA := harvest.ShuffleBytes(pairs, byID, st)
 	if whole == nil {
 		fmt.Fprintln(os.Stderr, "shufflebytes: no pair has both context sets")
 		os.Exit(1)
@@ -72,23 +72,6 @@ func main() {
 	// What the third shuffle's pairs carry of C_a: the contexts as store
 	// numbers (method.Engine.SetSkip), against the 8-byte hash of each
 	// context that pairs carried before 2026-11-28.
-	var numbers, hashes, n float64
-	for _, p := range pairs {
-		a, okA := byID[p.SentenceID1]
-		_, okB := byID[p.SentenceID2]
-		if !okA || !okB {
-			continue
-		}
-		skip, err := st.Skip(a.Contexts)
-		if err != nil {
-			continue
-		}
-		numbers += float64(len(skip))
-		hashes += float64(8 * len(a.Contexts))
-		n++
-	}
-	if n > 0 {
-		fmt.Printf("C_a's contexts in the third shuffle: %.0f bytes per pair as store numbers (%.2f per context), %.0f as 64-bit hashes\n",
-			numbers/n, numbers/hashes*8, hashes/n)
-	}
+	fmt.Printf("C_a's contexts in the third shuffle: %.0f bytes per pair as store numbers (%.2f per context), %.0f as 64-bit hashes\n",
+		skipA.Numbers, skipA.Numbers/skipA.Hashes*8, skipA.Hashes)
 }

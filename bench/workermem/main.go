@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,18 +70,22 @@ func main() {
 	runtime.KeepAlive(e)
 }
 
-// rssKiB is the process's resident set size (VmRSS) in KiB.
+// rssKiB is the process's resident set size (VmRSS) in KiB, or -1 when
+// /proc/self/status does not say.
 func rssKiB() int {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return -1
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kib int
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kib)
-			return kib
+			if f := strings.Fields(v); len(f) > 0 {
+				if kib, err := strconv.Atoi(f[0]); err == nil {
+					return kib
+				}
+			}
+			return -1
 		}
 	}
-	return 0
+	return -1
 }

@@ -369,7 +369,7 @@ func (c *CtxScorer) contextSum(buf []float32, cand *Cand, work *Stats) ([]float3
 	clear(buf)
 	for _, side := range [][]int32{cand.Left, cand.Right} {
 		for _, k := range side {
-			addTo(buf, c.sum(k, work))
+			vecmath.AddTo(buf, c.sum(k, work))
 		}
 	}
 	if cand.ctx == 0 {
@@ -406,10 +406,6 @@ func (c *CtxScorer) sum(k int32, work *Stats) []float32 {
 	c.mu.Unlock()
 	return v
 }
-
-// addTo adds x to dst element by element (vecmath.AddTo: the same bits as
-// a plain loop on every CPU).
-func addTo(dst, x []float32) { vecmath.AddTo(dst, x) }
 
 // SentenceSimilarity implements Embedder: f(a)·f(b), both normalised.
 func (c *CtxScorer) SentenceSimilarity(a, b string) float64 {

@@ -27,7 +27,10 @@ type ShuffleSize struct {
 // LabelReusing runs) and the plane of per-side sums (Label), whose pairs
 // carry their first set's contexts numbered in st, the corpus's chunk
 // store. Pairs whose first set does not resolve in st are left out.
-func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSet, st *method.Store) (whole, sides []ShuffleSize) {
+// skipA is what those contexts cost a pair in the third shuffle, as store
+// numbers (Numbers) and as the 8-byte hashes pairs carried before
+// 2026-11-28 (Hashes).
+func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSet, st *method.Store) (whole, sides []ShuffleSize, skipA SkipBytes) {
 	enc := func(key string, v any) int {
 		var b bytes.Buffer
 		if err := beam.NewElementEncoder(reflect.TypeOf(key)).Encode(key, &b); err != nil {
@@ -40,6 +43,7 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 	}
 	var w [2]int
 	var s [3]int
+	var numbers, hashes int
 	n := 0
 	for _, lp := range pairs {
 		a, okA := sets[lp.SentenceID1]
@@ -52,6 +56,7 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 			continue
 		}
 		n++
+		numbers, hashes = numbers+len(skip), hashes+8*len(a.Contexts)
 		p := Pair{ID: lp.PairID, A: lp.SentenceID1, B: lp.SentenceID2, Stratum: lp.Stratum}
 		w[0] += enc(p.A, p)
 		w[1] += enc(p.B, halfPair{Pair: p, SetA: a})
@@ -72,7 +77,7 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 		textBytes += enc(id, sentenceText{Text: cs.Text})
 	}
 	if n == 0 {
-		return nil, nil
+		return nil, nil, SkipBytes{}
 	}
 	per := func(x int) float64 { return float64(x) / float64(n) }
 	whole = []ShuffleSize{{"pairs by first sentence", per(w[0])}, {"pairs with C_a, by second sentence", per(w[1])},
@@ -80,5 +85,9 @@ func ShuffleBytes(pairs []schemas.LabeledPair, sets map[string]schemas.ContextSe
 	sides = []ShuffleSize{{"pairs by second sentence", per(s[0])}, {"pairs with the second text, by first sentence", per(s[1])},
 		{"pairs with the sums over C_a, by second sentence", per(s[2])},
 		{"texts and context sets, twice (per pair)", per(textBytes + 2*setBytes)}}
-	return whole, sides
+	return whole, sides, SkipBytes{Numbers: per(numbers), Hashes: per(hashes)}
 }
+
+// SkipBytes is what a pair carries of its first set's contexts, in bytes
+// per pair, as store numbers and as 64-bit hashes.
+type SkipBytes struct{ Numbers, Hashes float64 }
