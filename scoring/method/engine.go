@@ -68,8 +68,13 @@ type Engine struct {
 	// CacheMax bounds the (sentence, context) cache; when full it is
 	// emptied. Zero means 4M entries.
 	CacheMax int
-	seed     maphash.Seed
-	stats    Stats
+	// ExactRerank computes the rerank term exactly for every candidate,
+	// as the bounded rerank (rerankBounded) does only for those that can
+	// be kept. Both keep the same candidates with the same values; this
+	// is for checking that.
+	ExactRerank bool
+	seed        maphash.Seed
+	stats       Stats
 
 	lexOnce [2]sync.Once
 	lex     [2]*lexical.TFIDF
@@ -475,6 +480,13 @@ func (e *Engine) ScoreMany(jobs []ScoreJob, lambda map[string]float64) Stats {
 // the n best (ties broken by retrieval order), in that order; the kept
 // candidates' term k is cached.
 func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
+	if ref := e.refs[k]; !e.ExactRerank && ref.k == 0 {
+		if bs, ok := e.scorers[ref.s].(boundedScorer); ok {
+			if kept, ok := e.rerankBounded(bs, s, cands, k, n, work); ok {
+				return kept
+			}
+		}
+	}
 	var w Stats
 	need := make([]uint64, len(cands))
 	for i := range need {
@@ -606,7 +618,7 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 		return append(out, sorted[:min(size, len(sorted))]...)
 	}
 	chunks := map[string]bool{}
-	var prev [][]uint32
+	var d diverseSets
 	for _, c := range sorted {
 		if len(out) >= size {
 			break
@@ -614,22 +626,68 @@ func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard fl
 		if chunks[c.ChunkID] {
 			continue
 		}
-		w := e.Store.wordIDs(c.Left[len(c.Left)-1])
-		ok := true
-		for _, p := range prev {
-			if jaccardAtLeast(w, p, maxJaccard) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
+		if !d.add(e.Store.wordIDs(c.Left[len(c.Left)-1]), maxJaccard) {
 			continue
 		}
 		chunks[c.ChunkID] = true
-		prev = append(prev, w)
 		out = append(out, c)
 	}
 	return out
+}
+
+// diverseSets holds the word sets accepted so far, with which sets hold
+// each word, so that a new set's overlap with every accepted set is
+// counted by walking its own words' lists rather than merging it with
+// each accepted set in turn.
+type diverseSets struct {
+	holders map[uint32][]int32 // word -> the accepted sets that hold it
+	sizes   []int32
+	counts  []int32 // scratch: words in common, by accepted set
+	touched []int32
+	empty   bool // an accepted set is empty
+}
+
+// add accepts the sorted, distinct word IDs w unless some accepted set p
+// has jaccardAtLeast(w, p, t), and reports whether it did: the same
+// decision as calling jaccardAtLeast against every accepted set (t > 0).
+func (d *diverseSets) add(w []uint32, t float64) bool {
+	if d.holders == nil {
+		d.holders = map[uint32][]int32{}
+	}
+	ok := true
+	if len(w) == 0 {
+		// Two empty sets have similarity 1; an empty and a non-empty one 0.
+		ok = !(d.empty && 1 >= t)
+	} else {
+		d.touched = d.touched[:0]
+		for _, x := range w {
+			for _, j := range d.holders[x] {
+				if d.counts[j] == 0 {
+					d.touched = append(d.touched, j)
+				}
+				d.counts[j]++
+			}
+		}
+		// A set sharing no word has similarity 0 < t.
+		for _, j := range d.touched {
+			inter := int(d.counts[j])
+			if ok && float64(inter)/float64(len(w)+int(d.sizes[j])-inter) >= t {
+				ok = false
+			}
+			d.counts[j] = 0
+		}
+	}
+	if !ok {
+		return false
+	}
+	j := int32(len(d.sizes))
+	for _, x := range w {
+		d.holders[x] = append(d.holders[x], j)
+	}
+	d.sizes = append(d.sizes, int32(len(w)))
+	d.counts = append(d.counts, 0)
+	d.empty = d.empty || len(w) == 0
+	return true
 }
 
 // wordSet is the set of distinct words of s (lexical.Words).

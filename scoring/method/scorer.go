@@ -2,11 +2,13 @@ package method
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/disc"
@@ -313,8 +315,9 @@ type CtxScorer struct {
 	Key   string
 	store *Store
 
-	mu   sync.Mutex
-	sums [][]float32
+	// sums holds each stored sentence's context-table sum (Model.Dim
+	// values) by store index, nil until computed or loaded; set once.
+	sums []atomic.Pointer[float32]
 
 	// inv caches each stored context's inverse norm 1/‖u‖ (see
 	// contextSum) by its dense number (Cand.ctx - 1), as its float32 bits
@@ -322,6 +325,12 @@ type CtxScorer struct {
 	// (about 8.6 MB for the 2.1M contexts of 20M words), sized when first used.
 	invOnce sync.Once
 	inv     []atomic.Uint32
+
+	// norms caches ‖v‖ of each stored sentence's sum, rounded up, as
+	// float32 bits plus one (0: not yet computed), for the bounded rerank
+	// (scoreBounded). Four bytes per stored sentence.
+	normOnce sync.Once
+	norms    []atomic.Uint32
 
 	// vecs caches f(s) by sentence text: a pair's two sentences are
 	// encoded for its cross scores on each side and for its parts, and a
@@ -356,7 +365,7 @@ func (c *CtxScorer) sentenceVec(s string) ([]float32, bool) {
 
 // NewCtxScorer returns the contrastive scorer over the store's sentences.
 func NewCtxScorer(m *contrast.Model, st *Store) *CtxScorer {
-	return &CtxScorer{Model: m, store: st, sums: make([][]float32, st.Sentences())}
+	return &CtxScorer{Model: m, store: st, sums: make([]atomic.Pointer[float32], st.Sentences())}
 }
 
 // contextSum writes into buf (of the model's width) u, the sum of the
@@ -393,18 +402,40 @@ func (c *CtxScorer) Terms() []string { return []string{TermCtx} }
 
 // sum returns the cached context-table sum of stored sentence k.
 func (c *CtxScorer) sum(k int32, work *Stats) []float32 {
-	c.mu.Lock()
-	v := c.sums[k]
-	c.mu.Unlock()
-	if v != nil {
-		return v
+	if p := c.sums[k].Load(); p != nil {
+		return unsafe.Slice(p, c.Model.Dim())
 	}
-	v = c.Model.ContextSum(c.store.Text(k))
+	v := c.Model.ContextSum(c.store.Text(k))
 	work.SentencesEncoded++
-	c.mu.Lock()
-	c.sums[k] = v
-	c.mu.Unlock()
+	c.setSum(k, v)
 	return v
+}
+
+// setSum caches v as the sum of stored sentence k (a sum already there is
+// kept: both are the same values).
+func (c *CtxScorer) setSum(k int32, v []float32) {
+	if len(v) != c.Model.Dim() {
+		panic(fmt.Sprintf("harvest: a context-table sum of %d values for a model of width %d", len(v), c.Model.Dim()))
+	}
+	c.sums[k].CompareAndSwap(nil, &v[0])
+}
+
+// prefetchSums asks the CPU to start reading the stored sums of the
+// sentences of cd, those already computed, and its cached inverse norm.
+func (c *CtxScorer) prefetchSums(cd *Cand) {
+	if n := cd.ctx - 1; cd.ctx != 0 && n < uint64(len(c.inv)) {
+		vecmath.Prefetch(unsafe.Slice((*float32)(unsafe.Pointer(&c.inv[n])), 1))
+	}
+	for _, side := range [2][]int32{cd.Left, cd.Right} {
+		for _, k := range side {
+			if int(k) < len(c.norms) {
+				vecmath.Prefetch(unsafe.Slice((*float32)(unsafe.Pointer(&c.norms[k])), 1))
+			}
+			if p := c.sums[k].Load(); p != nil {
+				vecmath.Prefetch(unsafe.Slice(p, c.Model.Dim()))
+			}
+		}
+	}
 }
 
 // SentenceSimilarity implements Embedder: f(a)·f(b), both normalised.

@@ -24,9 +24,10 @@ import (
 type Store struct {
 	sentIdx map[string]int32 // sentence ID -> index
 	sents   []string
-	chunks  map[string]storedChunk
-	ids     []string // chunk IDs in insertion order
-	slots   int32    // sentence places in all chunks (storedChunk.base)
+	chunks  map[string]int32 // chunk ID -> place in list
+	list    []storedChunk    // the chunks in the order added
+	ids     []string         // chunk IDs in insertion order
+	slots   int32            // sentence places in all chunks (storedChunk.base)
 	// layout is an FNV-1a hash of the corpus chunks' IDs and sizes in the
 	// order they were added: two stores with the same layout number every
 	// context alike (contextID), so the numbers can cross processes.
@@ -50,7 +51,7 @@ type storedChunk struct {
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{sentIdx: map[string]int32{}, chunks: map[string]storedChunk{}}
+	return &Store{sentIdx: map[string]int32{}, chunks: map[string]int32{}}
 }
 
 // Add stores a chunk. Adding a chunk ID twice keeps the first.
@@ -117,9 +118,10 @@ func (st *Store) addReference(ctxs []examples.Context) (ids []string, slots []in
 
 // add stores chunk c under id, numbering it and its sentence places.
 func (st *Store) add(id string, c storedChunk) {
-	c.num, c.base = int32(len(st.chunks)), st.slots
+	c.num, c.base = int32(len(st.list)), st.slots
 	st.slots += int32(len(c.sents))
-	st.chunks[id] = c
+	st.chunks[id] = c.num
+	st.list = append(st.list, c)
 }
 
 // Slots is the number of sentence places in all stored chunks: every
@@ -146,8 +148,11 @@ func (st *Store) Has(id string) bool {
 
 // chunk returns a stored chunk.
 func (st *Store) chunk(id string) (storedChunk, bool) {
-	c, ok := st.chunks[id]
-	return c, ok
+	i, ok := st.chunks[id]
+	if !ok {
+		return storedChunk{}, false
+	}
+	return st.list[i], true
 }
 
 // wordIDs returns the distinct words of sentence k (see wordSet) as sorted
@@ -180,7 +185,10 @@ func (st *Store) wordIDs(k int32) []uint32 {
 }
 
 // ChunkSentences returns the store indices of a chunk's sentences, or nil.
-func (st *Store) ChunkSentences(id string) []int32 { return st.chunks[id].sents }
+func (st *Store) ChunkSentences(id string) []int32 {
+	c, _ := st.chunk(id)
+	return c.sents
+}
 
 // TFIDF counts the document frequencies of the stored chunks' words (or,
 // with stem, their stems), each chunk a document.
@@ -190,7 +198,8 @@ func (st *Store) TFIDF(stem bool) *lexical.TFIDF {
 	seen := map[string]bool{}
 	for _, id := range st.ids {
 		clear(seen)
-		for _, k := range st.chunks[id].sents {
+		c, _ := st.chunk(id)
+		for _, k := range c.sents {
 			if terms[k] == nil {
 				terms[k] = t.Terms(st.sents[k])
 			}

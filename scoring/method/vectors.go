@@ -119,9 +119,7 @@ func (c *CtxScorer) SentenceVectors(texts []string) [][]float32 {
 
 // SetVectors implements VectorScorer.
 func (c *CtxScorer) SetVectors(ks []int32, vs [][]float32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i, k := range ks {
-		c.sums[k] = vs[i]
+		c.setSum(k, vs[i])
 	}
 }

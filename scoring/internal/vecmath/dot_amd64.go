@@ -33,3 +33,14 @@ func addVec(dst, x []float32) bool {
 	addAVX2(&dst[0], &x[0], len(dst))
 	return true
 }
+
+//go:noescape
+func prefetchLines(p *float32, n int)
+
+// Prefetch asks the CPU to bring x's cache lines into its caches, so that
+// a later read of x does not wait on memory. It changes nothing else.
+func Prefetch(x []float32) {
+	if len(x) > 0 {
+		prefetchLines(&x[0], len(x))
+	}
+}

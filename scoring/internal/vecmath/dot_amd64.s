@@ -74,3 +74,18 @@ addloop:
 	JNZ     addloop
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p *float32, n int)
+// PREFETCHT0 of every 64-byte line of n float32 values from p (n > 0).
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $2, CX
+	ADDQ SI, CX
+
+pf:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	CMPQ       SI, CX
+	JB         pf
+	RET
