@@ -16,18 +16,21 @@ import (
 	"github.com/ctxsim/ctxsim/storage"
 )
 
-// LoadStore reads the chunks table (a glob, local or gs://) into a store.
-func LoadStore(ctx context.Context, pattern string) (*method.Store, error) {
+// LoadStore reads the chunks tables (globs, local or gs://) into one
+// store, in the order given.
+func LoadStore(ctx context.Context, patterns ...string) (*method.Store, error) {
 	st := method.NewStore()
-	var addErr error
-	if err := storage.ScanGlob(ctx, pattern, func(c schemas.Chunk) bool {
-		addErr = st.Add(c)
-		return addErr == nil
-	}); err != nil {
-		return nil, fmt.Errorf("chunks: %w", err)
-	}
-	if addErr != nil {
-		return nil, fmt.Errorf("chunks %s: %w", pattern, addErr)
+	for _, pattern := range patterns {
+		var addErr error
+		if err := storage.ScanGlob(ctx, pattern, func(c schemas.Chunk) bool {
+			addErr = st.Add(c)
+			return addErr == nil
+		}); err != nil {
+			return nil, fmt.Errorf("chunks: %w", err)
+		}
+		if addErr != nil {
+			return nil, fmt.Errorf("chunks %s: %w", pattern, addErr)
+		}
 	}
 	return st, nil
 }

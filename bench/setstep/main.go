@@ -21,6 +21,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +40,7 @@ func main() {
 	minWords := flag.Int("min_words", 6, "The fewest words a chosen sentence has.")
 	preset := flag.String("preset", "default", "The method preset.")
 	compare := flag.Bool("compare", false, "Also build every set with the exact rerank and compare.")
+	threads := flag.Int("threads", 1, "Sets built at once (a harvest worker builds as many as it has cores).")
 	profile := flag.String("cpuprofile", "", "Write a CPU profile of the timed pass with the bounded rerank to this file.")
 	flag.Parse()
 	if *corpus == "" || *models == "" {
@@ -65,8 +68,8 @@ func main() {
 	fail(err)
 	_, err = resources.LoadVectors(ctx, storage.Join(*corpus, "vectors"), e)
 	fail(err)
-	fmt.Printf("cpu: %s, GOMAXPROCS %d; corpus %s: %d chunks, %d sentences; preset %s (K %d, R %d, |C_s| %d)\n",
-		cpuName(), runtime.GOMAXPROCS(0), *corpus, store.Len(), store.Sentences(), *preset, st.TopK, st.Rerank, st.SetSize)
+	fmt.Printf("cpu: %s, GOMAXPROCS %d, %d set(s) at once; corpus %s: %d chunks, %d sentences; preset %s (K %d, R %d, |C_s| %d)\n",
+		cpuName(), runtime.GOMAXPROCS(0), *threads, *corpus, store.Len(), store.Sentences(), *preset, st.TopK, st.Rerank, st.SetSize)
 
 	var texts []string
 	step := max(store.Sentences()/max(*n, 1), 1)
@@ -90,10 +93,21 @@ func main() {
 		e.ExactRerank = exact
 		e.DropScoreCache()
 		runtime.GC()
-		h := fnv.New64a()
+		sets := make([][]method.Cand, len(texts))
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
 		t := cpu()
-		for i, s := range texts {
-			set, _ := e.ContextSet(s, hits[i], st, uint64(i))
+		for range *threads {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(texts); i = int(next.Add(1) - 1) {
+					sets[i], _ = e.ContextSet(texts[i], hits[i], st, uint64(i))
+				}
+			})
+		}
+		wg.Wait()
+		cpuPer = (cpu() - t) / float64(len(texts))
+		h := fnv.New64a()
+		for _, set := range sets {
 			ctxs += len(set)
 			for _, c := range set {
 				fmt.Fprintf(h, "%s#%d:%08x", c.ChunkID, c.Slot, math.Float32bits(c.S))
@@ -104,7 +118,7 @@ func main() {
 			}
 			h.Write([]byte{'|'})
 		}
-		return h.Sum64(), (cpu() - t) / float64(len(texts)), ctxs
+		return h.Sum64(), cpuPer, ctxs
 	}
 	// A first pass warms what every later set shares (the inverse norms of
 	// the contexts' sums, the sentence sums not stored); both timed passes

@@ -6,6 +6,11 @@
 // Run it once per corpus to see how a worker grows with the corpus:
 //
 //	go run ./bench/workermem -corpus out/corpus -model out/models
+//
+// -corpus may name several bin/index outputs, comma-separated: the worker
+// of a corpus made of all of them, loaded into one store (with one index
+// open per part, since each part has its own), measures what a worker of
+// the whole would hold when the whole cannot be indexed in one process.
 package main
 
 import (
@@ -24,7 +29,7 @@ import (
 )
 
 func main() {
-	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode).")
+	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode), or several, comma-separated.")
 	models := flag.String("model", "", "The model directory the harvest uses.")
 	flag.Parse()
 	if *corpus == "" || *models == "" {
@@ -47,24 +52,34 @@ func main() {
 			float64(m.HeapInuse)/(1<<20), float64(rssKiB())/1024, time.Since(t0).Seconds())
 	}
 	report("start")
-	chunks := storage.Join(storage.Join(*corpus, "chunks"), "*.parquet")
-	st, err := resources.LoadStore(ctx, chunks)
+	parts := strings.Split(*corpus, ",")
+	var chunks []string
+	for _, c := range parts {
+		chunks = append(chunks, storage.Join(storage.Join(c, "chunks"), "*.parquet"))
+	}
+	st, err := resources.LoadStore(ctx, chunks...)
 	fail(err)
 	fmt.Printf("corpus %s: %d chunks, %d distinct sentences, %d contexts (sentence places)\n", *corpus, st.Len(), st.Sentences(), st.Slots())
 	report("+ chunk store")
-	ix, err := retrieval.OpenAt(ctx, storage.Join(*corpus, "index"))
-	fail(err)
-	defer ix.Close()
-	fail(resources.CheckCorpus(ix, storage.Join(*corpus, "index"), st, chunks))
-	report("+ index opened")
+	for _, c := range parts {
+		ix, err := retrieval.OpenAt(ctx, storage.Join(c, "index"))
+		fail(err)
+		defer ix.Close()
+		if len(parts) == 1 {
+			fail(resources.CheckCorpus(ix, storage.Join(c, "index"), st, chunks[0]))
+		}
+	}
+	report(fmt.Sprintf("+ index opened (%d)", len(parts)))
 	m, err := resources.LoadModels(ctx, *models)
 	fail(err)
 	e, err := m.Engine(st)
 	fail(err)
 	report("+ models and engine")
-	n, err := resources.LoadVectors(ctx, storage.Join(*corpus, "vectors"), e)
-	fail(err)
-	fmt.Printf("stored vectors: %+v\n", n)
+	for _, c := range parts {
+		n, err := resources.LoadVectors(ctx, storage.Join(c, "vectors"), e)
+		fail(err)
+		fmt.Printf("stored vectors of %s: %+v\n", c, n)
+	}
 	report("+ stored sentence vectors")
 	runtime.KeepAlive(st)
 	runtime.KeepAlive(e)
