@@ -164,6 +164,8 @@ func (c *CtxScorer) scoreBounded(s string, cands []Cand, a, b []float32, work *S
 		work.SentencesEncoded++
 	}
 	scale := c.Model.Scale()
+	// The bound is for a unit f; scale it by ‖f‖ should f be longer.
+	fNorm := max(math.Sqrt(float64(contrast.Dot(f, f)))*(1+1e-4), 1)
 	c.invOnce.Do(func() { c.inv = make([]atomic.Uint32, c.store.Slots()) })
 	c.normOnce.Do(func() { c.norms = make([]atomic.Uint32, c.store.Sentences()) })
 	buf := make([]float32, d)
@@ -209,7 +211,7 @@ func (c *CtxScorer) scoreBounded(s string, cands []Cand, a, b []float32, work *S
 			}
 		}
 		a[i] = dot * inv * scale
-		b[i] = float32(dotBoundPerNorm * float64(norms) * float64(inv) * float64(scale))
+		b[i] = float32(dotBoundPerNorm * fNorm * float64(norms) * float64(inv) * float64(scale))
 	}
 	work.CtxPairs += int64(len(cands))
 	return true
