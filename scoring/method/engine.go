@@ -476,9 +476,11 @@ func (e *Engine) ScoreMany(jobs []ScoreJob, lambda map[string]float64) Stats {
 	return work
 }
 
-// rerank computes term k of every candidate (without caching it) and keeps
-// the n best (ties broken by retrieval order), in that order; the kept
-// candidates' term k is cached.
+// rerank keeps the n candidates with the best term k (ties broken by
+// retrieval order), in that order, and caches their term k. Through a
+// boundedScorer it computes the term exactly only for the candidates that
+// can be kept (rerankBounded); otherwise, or with ExactRerank, for all
+// (keepBest). Both give the same candidates and values.
 func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
 	if ref := e.refs[k]; !e.ExactRerank && ref.k == 0 {
 		if bs, ok := e.scorers[ref.s].(boundedScorer); ok {
@@ -487,6 +489,13 @@ func (e *Engine) rerank(s string, cands []Cand, k, n int, work *Stats) []Cand {
 			}
 		}
 	}
+	return e.keepBest(s, cands, k, n, work)
+}
+
+// keepBest computes term k of every candidate exactly (without caching
+// it) and returns the n best in order, ties broken by position in cands;
+// the kept candidates' term k is cached.
+func (e *Engine) keepBest(s string, cands []Cand, k, n int, work *Stats) []Cand {
 	var w Stats
 	need := make([]uint64, len(cands))
 	for i := range need {

@@ -1,9 +1,7 @@
 package method
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sync/atomic"
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
@@ -57,33 +55,13 @@ func (e *Engine) rerankBounded(bs boundedScorer, s string, cands []Cand, k, n in
 	for j, i := range idx {
 		sub[j] = cands[i]
 	}
-	need := make([]uint64, len(sub))
-	for j := range need {
-		need[j] = 1 << k
-	}
-	e.compute(s, sub, need, &w)
 	e.mu.Lock()
 	e.stats.add(w)
 	e.mu.Unlock()
 	work.add(w)
-	order := make([]int32, len(sub))
-	for j := range order {
-		order[j] = int32(j)
-	}
 	// idx is increasing, so ties broken by position in sub are broken by
 	// retrieval order, as in rerank.
-	slices.SortFunc(order, func(x, y int32) int {
-		if c := cmp.Compare(sub[y].Comp[k], sub[x].Comp[k]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
-	kept := make([]Cand, min(n, len(sub)))
-	for j := range kept {
-		kept[j] = sub[order[j]]
-	}
-	e.remember(s, kept, 1<<k)
-	return kept, true
+	return e.keepBest(s, sub, k, n, work), true
 }
 
 func isFinite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
