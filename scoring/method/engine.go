@@ -82,6 +82,10 @@ type Engine struct {
 	// reference are the models' reference contexts (see RefStats).
 	reference []Cand
 	refCache  map[string][2]float64
+	// refBusy holds the reference statistics being computed, by key, so
+	// that a second caller waits for them instead of computing (and
+	// counting) them again.
+	refBusy map[string]chan struct{}
 }
 
 type cached struct {
@@ -565,11 +569,31 @@ func (e *Engine) RefStats(s string, lambda map[string]float64) (mean, std float6
 	binary.LittleEndian.PutUint64(b[:], maphash.String(e.seed, s))
 	key := string(b[:]) + FormatLambda(lambda)
 	e.mu.Lock()
-	got, ok := e.refCache[key]
-	e.mu.Unlock()
-	if ok {
-		return got[0], got[1], work
+	for {
+		if got, ok := e.refCache[key]; ok {
+			e.mu.Unlock()
+			return got[0], got[1], work
+		}
+		busy, ok := e.refBusy[key]
+		if !ok {
+			break
+		}
+		e.mu.Unlock()
+		<-busy
+		e.mu.Lock()
 	}
+	if e.refBusy == nil {
+		e.refBusy = map[string]chan struct{}{}
+	}
+	done := make(chan struct{})
+	e.refBusy[key] = done
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.refBusy, key)
+		e.mu.Unlock()
+		close(done)
+	}()
 	cands := make([]Cand, len(e.reference))
 	copy(cands, e.reference)
 	need := make([]uint64, len(cands))
