@@ -14,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
 // shardHit is one hit of one shard, with bleve's score for that shard, and
@@ -289,7 +291,7 @@ func keepTop(ds []scoredDoc, k int, scores []float64) ([]scoredDoc, []float64) {
 	for _, d := range ds {
 		scores = append(scores, d.score)
 	}
-	cut := kthLargest(scores, k)
+	cut := stats.KthLargest(scores, k)
 	n := 0
 	for _, d := range ds {
 		if d.score >= cut {
@@ -298,44 +300,4 @@ func keepTop(ds []scoredDoc, k int, scores []float64) ([]scoredDoc, []float64) {
 		}
 	}
 	return ds[:n], scores
-}
-
-// kthLargest returns the k-th largest of xs (1 ≤ k ≤ len(xs)), reordering
-// xs: quickselect with the median of three as pivot, and a sort for short
-// ranges.
-func kthLargest(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	want := k - 1 // index of the answer in descending order
-	for hi-lo > 16 {
-		mid := lo + (hi-lo)/2
-		a, b, c := xs[lo], xs[mid], xs[hi]
-		pivot := max(min(a, b), min(max(a, b), c))
-		// Three-way partition, descending: [lo,i) > pivot, [i,j) == pivot,
-		// (g,hi] < pivot.
-		i, j, g := lo, lo, hi
-		for j <= g {
-			switch x := xs[j]; {
-			case x > pivot:
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j++
-			case x < pivot:
-				xs[j], xs[g] = xs[g], xs[j]
-				g--
-			default:
-				j++
-			}
-		}
-		switch {
-		case want < i:
-			hi = i - 1
-		case want < j:
-			return pivot
-		default:
-			lo = j
-		}
-	}
-	part := xs[lo : hi+1]
-	slices.SortFunc(part, func(a, b float64) int { return cmp.Compare(b, a) })
-	return part[want-lo]
 }

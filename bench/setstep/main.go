@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/ctxsim/ctxsim/resources"
-	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
@@ -56,18 +55,12 @@ func main() {
 	}
 	st, err := method.Preset(*preset)
 	fail(err)
-	chunks := storage.Join(storage.Join(*corpus, "chunks"), "*.parquet")
-	store, err := resources.LoadStore(ctx, chunks)
+	r, err := resources.Open(ctx, resources.Paths{
+		Chunks: storage.Join(storage.Join(*corpus, "chunks"), "*.parquet"), Models: *models,
+		Index: storage.Join(*corpus, "index"), Vectors: storage.Join(*corpus, "vectors")})
 	fail(err)
-	ix, err := retrieval.OpenAt(ctx, storage.Join(*corpus, "index"))
-	fail(err)
-	defer ix.Close()
-	m, err := resources.LoadModels(ctx, *models)
-	fail(err)
-	e, err := m.Engine(store)
-	fail(err)
-	_, err = resources.LoadVectors(ctx, storage.Join(*corpus, "vectors"), e)
-	fail(err)
+	defer r.Index.Close()
+	ix, e, store := r.Index, r.Engine, r.Engine.Store
 	fmt.Printf("cpu: %s, GOMAXPROCS %d, %d set(s) at once; corpus %s: %d chunks, %d sentences; preset %s (K %d, R %d, |C_s| %d)\n",
 		cpuName(), runtime.GOMAXPROCS(0), *threads, *corpus, store.Len(), store.Sentences(), *preset, st.TopK, st.Rerank, st.SetSize)
 

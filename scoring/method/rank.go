@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
 // boundedScorer is a Scorer that can rank by its first term cheaply: it
@@ -44,7 +45,7 @@ func (e *Engine) rerankBounded(bs boundedScorer, s string, cands []Cand, k, n in
 		}
 		lower[i] = a[i] - b[i]
 	}
-	L := nthLargest(lower, n)
+	L := stats.KthLargest(lower, n)
 	var idx []int32
 	for i := range a {
 		if a[i]+b[i] >= L {
@@ -65,53 +66,6 @@ func (e *Engine) rerankBounded(bs boundedScorer, s string, cands []Cand, k, n in
 }
 
 func isFinite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
-
-// nthLargest returns the n-th largest value of x (1 <= n <= len(x)); x is
-// reordered.
-func nthLargest(x []float32, n int) float32 {
-	// Quickselect for index n-1 of x in descending order.
-	lo, hi, want := 0, len(x)-1, n-1
-	for lo < hi {
-		// Median of three as the pivot.
-		mid := lo + (hi-lo)/2
-		if x[mid] > x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
-		}
-		if x[hi] > x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[mid] < x[hi] {
-			x[mid], x[hi] = x[hi], x[mid]
-		}
-		p := x[hi] // the median of the three
-		// Partition descending: [lo, i) > p, then == p region handled by
-		// a three-way split so equal keys do not degrade it.
-		lt, i, gt := lo, lo, hi
-		for i <= gt {
-			switch {
-			case x[i] > p:
-				x[lt], x[i] = x[i], x[lt]
-				lt++
-				i++
-			case x[i] < p:
-				x[i], x[gt] = x[gt], x[i]
-				gt--
-			default:
-				i++
-			}
-		}
-		// Now x[lo:lt] > p, x[lt:gt+1] == p, x[gt+1:hi+1] < p.
-		switch {
-		case want < lt:
-			hi = lt - 1
-		case want > gt:
-			lo = gt + 1
-		default:
-			return p
-		}
-	}
-	return x[want]
-}
 
 // dotBoundPerNorm bounds, per unit of Σ‖v_k‖ (the norms of the sentence
 // sums a context adds up), how far the two ways of computing f·u can

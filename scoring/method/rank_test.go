@@ -8,27 +8,6 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 )
 
-func TestNthLargest(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for trial := range 300 {
-		n := 1 + r.IntN(200)
-		x := make([]float32, n)
-		for i := range x {
-			if trial%3 == 0 {
-				x[i] = float32(r.IntN(5)) // many equal values
-			} else {
-				x[i] = r.Float32()*2 - 1
-			}
-		}
-		sorted := slices.Clone(x)
-		slices.Sort(sorted)
-		k := 1 + r.IntN(n)
-		if got, want := nthLargest(slices.Clone(x), k), sorted[n-k]; got != want {
-			t.Fatalf("trial %d: %d-th largest of %d values is %v, want %v", trial, k, n, got, want)
-		}
-	}
-}
-
 // The bounded rerank keeps the same candidates, in the same order and with
 // the same term values, as computing the term for every candidate; and its
 // bounds hold: every approximate score lies within its bound of the exact

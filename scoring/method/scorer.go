@@ -381,19 +381,14 @@ func (c *CtxScorer) contextSum(buf []float32, cand *Cand, work *Stats) ([]float3
 			vecmath.AddTo(buf, c.sum(k, work))
 		}
 	}
-	if cand.ctx == 0 {
-		return buf, contrast.InvNorm(buf)
-	}
 	c.invOnce.Do(func() { c.inv = make([]atomic.Uint32, c.store.Slots()) })
-	n := cand.ctx - 1
-	if n >= uint64(len(c.inv)) {
-		return buf, contrast.InvNorm(buf)
-	}
-	if b := c.inv[n].Load(); b != 0 {
-		return buf, math.Float32frombits(b - 1)
+	if inv, ok := c.cachedInv(cand); ok {
+		return buf, inv
 	}
 	inv := contrast.InvNorm(buf)
-	c.inv[n].Store(math.Float32bits(inv) + 1)
+	if n := cand.ctx - 1; cand.ctx != 0 && n < uint64(len(c.inv)) {
+		c.inv[n].Store(math.Float32bits(inv) + 1)
+	}
 	return buf, inv
 }
 

@@ -1,11 +1,54 @@
 // Package stats holds the correlations the project reports labels by:
-// Spearman (the STS benchmarks' measure) and Pearson.
+// Spearman (the STS benchmarks' measure) and Pearson; and the order
+// statistic that retrieval's cut and the rerank's bound share.
 package stats
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
+
+// KthLargest returns the k-th largest of xs (1 ≤ k ≤ len(xs)), reordering
+// xs: quickselect with the median of three as pivot, and a sort for short
+// ranges. xs must hold no NaN.
+func KthLargest[T cmp.Ordered](xs []T, k int) T {
+	lo, hi := 0, len(xs)-1
+	want := k - 1 // index of the answer in descending order
+	for hi-lo > 16 {
+		mid := lo + (hi-lo)/2
+		a, b, c := xs[lo], xs[mid], xs[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		// Three-way partition, descending: [lo,i) > pivot, [i,j) == pivot,
+		// (g,hi] < pivot.
+		i, j, g := lo, lo, hi
+		for j <= g {
+			switch x := xs[j]; {
+			case x > pivot:
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j++
+			case x < pivot:
+				xs[j], xs[g] = xs[g], xs[j]
+				g--
+			default:
+				j++
+			}
+		}
+		switch {
+		case want < i:
+			hi = i - 1
+		case want < j:
+			return pivot
+		default:
+			lo = j
+		}
+	}
+	part := xs[lo : hi+1]
+	slices.SortFunc(part, func(a, b T) int { return cmp.Compare(b, a) })
+	return part[want-lo]
+}
 
 // Spearman is the rank correlation of x and y: the Pearson correlation of
 // their ranks, ties given their average rank. It is NaN when either is

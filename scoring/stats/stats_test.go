@@ -2,6 +2,8 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -19,5 +21,26 @@ func TestSpearman(t *testing.T) {
 	}
 	if !math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})) {
 		t.Fatal("constant input")
+	}
+}
+
+func TestKthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 1 + r.IntN(200)
+		x := make([]float32, n)
+		for i := range x {
+			if trial%3 == 0 {
+				x[i] = float32(r.IntN(5)) // many equal values
+			} else {
+				x[i] = r.Float32()*2 - 1
+			}
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		k := 1 + r.IntN(n)
+		if got, want := KthLargest(slices.Clone(x), k), sorted[n-k]; got != want {
+			t.Fatalf("trial %d: %d-th largest of %d values is %v, want %v", trial, k, n, got, want)
+		}
 	}
 }
