@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -60,6 +63,9 @@ type ShardWriter struct {
 	batchSize  int
 	seen       map[string]struct{}
 	doc        map[string]interface{}
+	// appended: the shard held chunks before this writer (AppendShard),
+	// which Add checks IDs against.
+	appended bool
 }
 
 // CreateShard starts shard i of n in the index directory dir.
@@ -109,11 +115,100 @@ func CreateShard(dir string, shard, numShards int, opts BuildOptions) (*ShardWri
 	}, nil
 }
 
+// AppendShard starts adding chunks to shard i of n of the index in dir,
+// whose finished files are in the local directory src (the shard in dir
+// itself, or a copy of a remote one). It copies the shard into a temporary
+// directory beside its final place and adds there; Close replaces the
+// final shard with the copy, so a failed append leaves the shard as it
+// was. The shard's fingerprint goes on from the one it records. A bin/index
+// in parts (indexjob) builds its shards with CreateShard in the first part
+// and adds the later parts' chunks this way.
+func AppendShard(src, dir string, shard, numShards int, opts BuildOptions) (*ShardWriter, error) {
+	sm, err := readShardMeta(src)
+	if err != nil {
+		return nil, err
+	}
+	if sm.Shard != shard || sm.NumShards != numShards {
+		return nil, fmt.Errorf("append to shard %d of %d: %s is shard %d of %d", shard, numShards, src, sm.Shard, sm.NumShards)
+	}
+	sm.Files = nil
+	if sm.Unigrams != opts.Unigrams {
+		return nil, fmt.Errorf("append to shard %s: it has unigrams=%t, the build asks for %t", src, sm.Unigrams, opts.Unigrams)
+	}
+	final := filepath.Join(dir, ShardDir(shard, numShards))
+	tmp, err := os.MkdirTemp(dir, "."+ShardDir(shard, numShards)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	if err := copyShard(tmp, src); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("copy shard %s to append to it: %w", src, err)
+	}
+	idx, err := bleve.Open(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("open shard %s to append to it: %w", src, err)
+	}
+	bs := opts.BatchSize
+	if bs <= 0 {
+		bs = 1000
+	}
+	return &ShardWriter{
+		final: final, tmp: tmp, meta: sm, idx: idx, batch: idx.NewBatch(), batchSize: bs,
+		seen: make(map[string]struct{}), appended: true,
+	}, nil
+}
+
+// copyShard copies the shard files under src into dst. Files and
+// directories whose names start with a dot are not the shard's (bleve
+// writes none; a copy fetched from remote storage has a marker file) and
+// are left out.
+func copyShard(dst, src string) error {
+	return fs.WalkDir(os.DirFS(src), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dst, filepath.FromSlash(p))
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		in, err := os.Open(filepath.Join(src, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
+
 // Add indexes one chunk. It returns ErrDuplicateChunk for a chunk ID that
 // the shard already holds; the chunk is then not indexed again.
 func (w *ShardWriter) Add(c *schemas.Chunk) error {
 	if _, dup := w.seen[c.ID]; dup {
 		return ErrDuplicateChunk
+	}
+	if w.appended {
+		doc, err := w.idx.Document(c.ID)
+		if err != nil {
+			return err
+		}
+		if doc != nil {
+			return ErrDuplicateChunk
+		}
 	}
 	w.seen[c.ID] = struct{}{}
 	text := c.Text()
@@ -376,6 +471,17 @@ func removeStale(dir string, numShards int) error {
 		}
 	}
 	return nil
+}
+
+// ReadShardMeta returns what the finished shard in the local directory
+// path records about itself, with the checksums of its files.
+func ReadShardMeta(path string) (ShardMeta, error) {
+	sm, err := readShardMeta(path)
+	if err != nil {
+		return sm, err
+	}
+	sm.Files, err = ShardFiles(path)
+	return sm, err
 }
 
 func readShardMeta(path string) (ShardMeta, error) {

@@ -17,12 +17,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // relative path mapped to "size:crc32c" (CRC-32C in hex). The index's
 // metadata records them so that Open can tell a damaged or altered shard
 // (bleve reads damaged segment files without noticing, or panics) from a
-// good one.
+// good one. Files whose names start with a dot are not the shard's (bleve
+// writes none; a shard fetched from remote storage on its own has the
+// fetch's marker file) and are not listed.
 func ShardFiles(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			return nil
 		}
 		sum, err := fileSum(p)
 		if err != nil {

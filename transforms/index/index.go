@@ -52,6 +52,11 @@ type BuildConfig struct {
 	Chunking string
 	// RunID is recorded in the metadata; empty means storage.RunID().
 	RunID string
+	// Append adds the chunks to the shards of an index already in Dir
+	// (retrieval.AppendShard) instead of building new shards: bin/index
+	// in parts builds the shards in its first part and appends the
+	// others. A shard that gets no chunk is left as it is.
+	Append bool
 }
 
 // Build indexes chunks into cfg.NumShards shards under cfg.Dir. It returns
@@ -66,9 +71,9 @@ func Build(s beam.Scope, cfg BuildConfig, chunks beam.PCollection) (meta, dead b
 		cfg.RunID = storage.RunID()
 	}
 	keyed := beam.ParDo(s, &keyByShardFn{NumShards: cfg.NumShards}, chunks)
-	shards, dead := beam.ParDo2(s, &buildShardFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams},
+	shards, dead := beam.ParDo2(s, &buildShardFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams, Append: cfg.Append},
 		beam.GroupByKey(s, keyed))
-	meta = beam.ParDo(s, &finalizeFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams, Chunking: cfg.Chunking, RunID: cfg.RunID},
+	meta = beam.ParDo(s, &finalizeFn{Dir: cfg.Dir, NumShards: cfg.NumShards, Unigrams: cfg.Unigrams, Chunking: cfg.Chunking, RunID: cfg.RunID, Append: cfg.Append},
 		beam.Impulse(s), beam.SideInput{Input: shards})
 	return meta, dead
 }
@@ -99,6 +104,7 @@ type buildShardFn struct {
 	Dir       string
 	NumShards int
 	Unigrams  bool
+	Append    bool
 
 	indexed, dups counter.Counter
 }
@@ -115,7 +121,18 @@ func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks fun
 		return err
 	}
 	defer cleanup()
-	w, err := retrieval.CreateShard(dir, shard, f.NumShards, retrieval.BuildOptions{Unigrams: f.Unigrams})
+	name := retrieval.ShardDir(shard, f.NumShards)
+	opts := retrieval.BuildOptions{Unigrams: f.Unigrams}
+	var w *retrieval.ShardWriter
+	if f.Append {
+		src, ferr := storage.Fetch(ctx, storage.Join(f.Dir, name))
+		if ferr != nil {
+			return fmt.Errorf("append to shard %d: %w", shard, ferr)
+		}
+		w, err = retrieval.AppendShard(src, dir, shard, f.NumShards, opts)
+	} else {
+		w, err = retrieval.CreateShard(dir, shard, f.NumShards, opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -141,7 +158,6 @@ func (f *buildShardFn) ProcessElement(ctx context.Context, shard int, chunks fun
 	if err != nil {
 		return err
 	}
-	name := retrieval.ShardDir(shard, f.NumShards)
 	if err := storage.Publish(ctx, filepath.Join(dir, name), storage.Join(f.Dir, name)); err != nil {
 		return err
 	}
@@ -161,6 +177,7 @@ type finalizeFn struct {
 	Unigrams  bool
 	Chunking  string
 	RunID     string
+	Append    bool
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*string) bool) (string, error) {
@@ -178,7 +195,7 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*
 		b, err := json.Marshal(m)
 		return string(b), err
 	}
-	m, err := finalizeRemote(ctx, f.Dir, f.NumShards, opts, f.Chunking, shards)
+	m, err := finalizeRemote(ctx, f.Dir, f.NumShards, opts, f.Chunking, f.Append, shards)
 	if err != nil {
 		return "", err
 	}
@@ -188,9 +205,10 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ []byte, shards func(*
 
 // finalizeRemote completes a remote index from the metadata its shard
 // builders emitted: it publishes an empty shard for every shard that got no
-// chunk, removes what earlier builds left that is not part of this index,
-// and writes the metadata file last.
-func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.BuildOptions, chunking string,
+// chunk (when appending, it reads that shard's own metadata instead),
+// removes what earlier builds left that is not part of this index, and
+// writes the metadata file last.
+func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.BuildOptions, chunking string, appending bool,
 	shards func(*string) bool) (retrieval.Meta, error) {
 	all := make([]retrieval.ShardMeta, n)
 	have := make([]bool, n)
@@ -207,6 +225,16 @@ func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.Build
 	}
 	for i := range n {
 		if have[i] {
+			continue
+		}
+		if appending {
+			src, err := storage.Fetch(ctx, storage.Join(dir, retrieval.ShardDir(i, n)))
+			if err != nil {
+				return retrieval.Meta{}, fmt.Errorf("shard %d, which this part left as it was: %w", i, err)
+			}
+			if all[i], err = retrieval.ReadShardMeta(src); err != nil {
+				return retrieval.Meta{}, err
+			}
 			continue
 		}
 		tmp, err := os.MkdirTemp("", "ctxsim-index-")

@@ -16,6 +16,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"sort"
 	"strings"
@@ -62,9 +63,25 @@ type Result struct {
 // directories, local or gs://; see corpus.ExpandInput) and splits them into
 // sentences and chunks. A pattern that names no file fails the job.
 func Ingest(s beam.Scope, patterns []string, opts corpus.Options) Result {
+	return IngestPart(s, patterns, opts, 0, 1)
+}
+
+// IngestPart is Ingest of part part of parts: it keeps only the documents
+// whose ID DocPart assigns to part, before documents are grouped by ID, so
+// a pipeline holds about 1/parts of the corpus. A document's duplicates
+// share its ID, and its sentences and chunks have IDs made from it, so the
+// parts' outputs are disjoint and together are Ingest's. Every part reads
+// every file; the records a file could not parse are dead-lettered by part
+// 0 alone, and the other parts count them without emitting them again.
+// Documents left to other parts are counted as
+// ingest/documents_other_part.
+func IngestPart(s beam.Scope, patterns []string, opts corpus.Options, part, parts int) Result {
 	s = s.Scope("ingest")
+	if parts < 1 || part < 0 || part >= parts {
+		panic(fmt.Sprintf("ingest: part %d of %d", part, parts))
+	}
 	files := beam.Reshuffle(s, ExpandInputs(s, patterns))
-	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts}, files)
+	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts, Part: part, Parts: parts}, files)
 
 	keyed := beam.ParDo(s, keyByDocID, docs)
 	unique, dead2 := beam.ParDo2(s, &dedupeFn{}, beam.GroupByKey(s, keyed))
@@ -103,9 +120,12 @@ func (f *expandFn) ProcessElement(ctx context.Context, pattern string, emit func
 // readFileFn parses one file into documents and dead letters.
 type readFileFn struct {
 	Opts corpus.Options
+	// Part and Parts select the documents kept (see IngestPart); Parts 0
+	// means 1.
+	Part, Parts int
 
-	files, failed, read, dead, parsed, unknown counter.Counter
-	prog                                       *progress.Reporter
+	files, failed, read, dead, parsed, unknown, other counter.Counter
+	prog                                              *progress.Reporter
 }
 
 func (f *readFileFn) Setup() {
@@ -115,12 +135,22 @@ func (f *readFileFn) Setup() {
 	f.dead = counter.New("ingest", "records_dead")
 	f.parsed = counter.New("ingest", "documents_parsed")
 	f.unknown = counter.New("ingest", "unknown_fields")
+	f.other = counter.New("ingest", "documents_other_part")
 	f.prog = progress.New("ingest", "documents")
 }
 
 func (f *readFileFn) ProcessElement(ctx context.Context, in corpus.Input,
 	emitDoc func(schemas.Document), emitDead func(schemas.DeadLetter)) error {
+	if f.Part > 0 {
+		// Part 0 dead-letters what cannot be parsed.
+		emitDead = func(schemas.DeadLetter) {}
+	}
+	var other int64
 	st, err := corpus.ReadInput(ctx, in, f.Opts, func(d schemas.Document) {
+		if f.Parts > 1 && DocPart(d.DocID, f.Parts) != f.Part {
+			other++
+			return
+		}
 		f.prog.Add(1)
 		emitDoc(d)
 	}, emitDead)
@@ -135,7 +165,19 @@ func (f *readFileFn) ProcessElement(ctx context.Context, in corpus.Input,
 	f.parsed.Inc(ctx, st.Documents)
 	f.dead.Inc(ctx, st.Dead)
 	f.unknown.Inc(ctx, st.UnknownFields)
+	f.other.Inc(ctx, other)
 	return nil
+}
+
+// DocPart is the part, of parts, that a document with this ID belongs to:
+// its ID's 64-bit FNV-1a hash modulo parts.
+func DocPart(docID string, parts int) int {
+	if parts <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(docID))
+	return int(h.Sum64() % uint64(parts))
 }
 
 func (f *readFileFn) Teardown() { f.prog.Done() }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -41,6 +43,9 @@ type Config struct {
 	Input, Output, Index, TextField, IDField                                    string
 	Shards, FileShards, ChunkSize, ChunkStride, MaxParagraphBytes, MaxLineBytes int
 	StrictFields, Unigrams                                                      bool
+	// Parts splits the corpus by document ID into pipelines run in turn
+	// (see Run).
+	Parts int
 }
 
 // Register adds the job's flags to fs, bound to c.
@@ -57,13 +62,16 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.StrictFields, "strict_fields", false, "Dead-letter JSONL records with unknown fields instead of ignoring them.")
 	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, split into paragraphs on blank lines.")
 	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID; a Parquet file without it numbers its rows.")
+	fs.IntVar(&c.Parts, "parts", 1, "Index the corpus in this many pipelines run in turn, each over the documents whose ID hashes to it: "+
+		"a local run's memory is about 1/parts of the corpus's. The first builds the shards, the later ones add to them; the index is the same as one pipeline's.")
 	fs.BoolVar(&c.Unigrams, "unigrams", true, "Also index stop-word-free unigrams, searched by queries with few known bigrams.")
 }
 
 // Ranges are the bounds of the job's numeric flags.
 func Ranges() []jobrun.Range {
 	return []jobrun.Range{{Name: "shards", Lo: 1, Hi: 256}, {Name: "parquet_shards", Lo: 1, Hi: 1000},
-		{Name: "chunk_size", Lo: 1, Hi: 1000}, {Name: "chunk_stride", Lo: 1, Hi: 1000}}
+		{Name: "chunk_size", Lo: 1, Hi: 1000}, {Name: "chunk_stride", Lo: 1, Hi: 1000},
+		{Name: "parts", Lo: 1, Hi: 1000}}
 }
 
 // Run ingests the corpus, builds the index and writes the tables.
@@ -88,27 +96,35 @@ func Run(ctx context.Context, c Config) error {
 		dir = abs
 	}
 
-	p, s := beam.NewPipelineWithRoot()
-	in := ingest.Ingest(s, jobrun.SplitList(c.Input), opts)
-	_, idxDead := index.Build(s, index.BuildConfig{
-		Dir: dir, NumShards: c.Shards, Unigrams: c.Unigrams,
-		Chunking: fmt.Sprintf("size=%d,stride=%d", c.ChunkSize, c.ChunkStride),
-	}, in.Chunks)
-	table := func(name string, col beam.PCollection) {
-		parquetio.Write(s, parquetio.Config{Dir: c.Output + "/" + name, NumShards: c.FileShards}, col)
+	parts := max(c.Parts, 1)
+	run := storage.RunID()
+	var counters jobrun.Counters
+	for part := range parts {
+		if parts > 1 {
+			fmt.Printf("index: part %d of %d (the documents whose ID hashes to %d)\n", part+1, parts, part)
+		}
+		got, err := runPart(ctx, c, opts, dir, run, part, parts)
+		if err != nil {
+			if parts > 1 {
+				return fmt.Errorf("part %d of %d: %w", part+1, parts, err)
+			}
+			return err
+		}
+		if jobrun.NotRun() {
+			// Only built or submitted: say where the job writes.
+			fmt.Printf("index:        %s\nsentences:    %s/sentences\nchunks:       %s/chunks\n", dir, c.Output, c.Output)
+			return nil
+		}
+		if counters, err = addPart(counters, got, part); err != nil {
+			return err
+		}
 	}
-	table("sentences", in.Sentences)
-	table("chunks", in.Chunks)
-	table("dead_letters", beam.Flatten(s, in.Dead, idxDead))
-
-	counters, err := beamjob.Run(ctx, "index", p)
-	if err != nil {
-		return err
-	}
-	if jobrun.NotRun() {
-		// Only built or submitted: say where the job writes.
-		fmt.Printf("index:        %s\nsentences:    %s/sentences\nchunks:       %s/chunks\n", dir, c.Output, c.Output)
-		return nil
+	if parts > 1 {
+		for _, t := range tables(c, run, 0, parts) {
+			if _, err := t.spec.CommitParts(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Println("counters:")
 	counters.Print(os.Stdout, "ingest", "index", "parquetio")
@@ -121,7 +137,8 @@ func Run(ctx context.Context, c Config) error {
 		jobrun.NotEmpty(counters, "ingest/documents_ingested",
 			fmt.Sprintf("no documents in --input=%s: nothing was indexed (the dead letters are summarised above)", c.Input)),
 		counters.Reconcile("ingest/records_read", "ingest/documents_parsed", "ingest/records_dead"),
-		counters.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate", "ingest/documents_empty"),
+		counters.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate", "ingest/documents_empty",
+			"ingest/documents_other_part"),
 		counters.Reconcile("ingest/chunks", "index/chunks_indexed", "index/chunks_duplicate"),
 	} {
 		if e != nil {
@@ -135,6 +152,88 @@ func Run(ctx context.Context, c Config) error {
 		counters["ingest/records_dead"]+counters["ingest/files_failed"]+counters["ingest/documents_duplicate"]+
 			counters["ingest/documents_empty"]+counters["ingest/paragraphs_dead"]+counters["index/chunks_duplicate"])
 	return nil
+}
+
+// runPart runs the pipeline of part part of parts: it ingests the
+// documents of that part, builds the shards (part 0) or adds to them, and
+// writes the part's files of the tables.
+func runPart(ctx context.Context, c Config, opts corpus.Options, dir, run string, part, parts int) (jobrun.Counters, error) {
+	p, s := beam.NewPipelineWithRoot()
+	in := ingest.IngestPart(s, jobrun.SplitList(c.Input), opts, part, parts)
+	_, idxDead := index.Build(s, index.BuildConfig{
+		Dir: dir, NumShards: c.Shards, Unigrams: c.Unigrams, RunID: run, Append: part > 0,
+		Chunking: fmt.Sprintf("size=%d,stride=%d", c.ChunkSize, c.ChunkStride),
+	}, in.Chunks)
+	cols := map[string]beam.PCollection{
+		"sentences": in.Sentences, "chunks": in.Chunks, "dead_letters": beam.Flatten(s, in.Dead, idxDead)}
+	for _, t := range tables(c, run, part, parts) {
+		parquetio.Write(s, t.cfg, cols[t.name])
+	}
+	return beamjob.Run(ctx, "index", p)
+}
+
+// table is one of the Parquet tables the job writes.
+type table struct {
+	name string
+	cfg  parquetio.Config
+	spec storage.TableSpec
+}
+
+// tables returns the job's tables as part part of parts writes them.
+func tables(c Config, run string, part, parts int) []table {
+	types := []struct {
+		name string
+		t    reflect.Type
+	}{{"sentences", reflect.TypeOf(schemas.Sentence{})}, {"chunks", reflect.TypeOf(schemas.Chunk{})},
+		{"dead_letters", reflect.TypeOf(schemas.DeadLetter{})}}
+	var out []table
+	for _, ty := range types {
+		cfg := parquetio.Config{Dir: c.Output + "/" + ty.name, NumShards: c.FileShards}
+		spec := storage.TableSpec{Dir: cfg.Dir, NumShards: max(cfg.NumShards, 1), Type: ty.t}
+		if parts > 1 {
+			cfg.RunID, cfg.Part, cfg.Parts = run, part, parts
+			spec.RunID, spec.Part, spec.Parts = run, part, parts
+		}
+		out = append(out, table{ty.name, cfg, spec})
+	}
+	return out
+}
+
+// readOnce are the counters of reading the files, which every part counts
+// in full (each part reads every file): the job's total is part 0's.
+var readOnce = []string{"ingest/files", "ingest/files_failed", "ingest/records_read", "ingest/records_dead",
+	"ingest/documents_parsed", "ingest/unknown_fields"}
+
+// addPart adds part's counters to the job's total. The counters of reading
+// are taken from part 0, and every later part must have read the same:
+// a file that failed or read differently in one part would lose or add
+// documents without a trace. documents_other_part counts, in total, the
+// documents no part kept, which is none.
+func addPart(total, got jobrun.Counters, part int) (jobrun.Counters, error) {
+	if err := got.Reconcile("ingest/documents_parsed", "ingest/documents_ingested", "ingest/documents_duplicate",
+		"ingest/documents_empty", "ingest/documents_other_part"); err != nil {
+		return nil, err
+	}
+	if part == 0 {
+		out := jobrun.Counters{}
+		for k, v := range got {
+			out[k] = v
+		}
+		out["ingest/documents_other_part"] = 0
+		return out, nil
+	}
+	for _, k := range readOnce {
+		if got[k] != total[k] {
+			return nil, fmt.Errorf("part %d read %s=%d where part 1 read %d: the input changed or failed to read between parts; nothing is committed",
+				part+1, k, got[k], total[k])
+		}
+	}
+	for k, v := range got {
+		if !slices.Contains(readOnce, k) && k != "ingest/documents_other_part" {
+			total[k] += v
+		}
+	}
+	return total, nil
 }
 
 // stdout is where Run prints the dead-letter summary (a variable for tests).

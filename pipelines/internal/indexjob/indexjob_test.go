@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/storage/gcstest"
 )
 
 func TestMain(m *testing.M) { beamtest.Main(m) }
@@ -175,4 +178,145 @@ func TestMostlyDead(t *testing.T) {
 			t.Errorf("mostlyDead(%v) = %v, want %v", tc.c, got, tc.want)
 		}
 	}
+}
+
+// partsCorpus writes a corpus of 40 documents, a duplicate document ID
+// and a broken line, and returns its path.
+func partsCorpus(t *testing.T, dir string) string {
+	t.Helper()
+	words := []string{"river", "stone", "market", "winter", "engine", "garden", "letter", "harbour", "violin", "orchard"}
+	var lines []string
+	for i := range 40 {
+		a, b, c := words[i%10], words[(i*3+1)%10], words[(i*7+2)%10]
+		lines = append(lines, fmt.Sprintf(`{"doc_id": "doc-%d", "paragraphs": ["The %s was near the %s. A %s stood by the %s for %d days. Nobody spoke of the %s again. The end came in %d."]}`,
+			i, a, b, c, a, i, b, 1900+i))
+	}
+	lines = append(lines, `{"doc_id": "doc-3", "paragraphs": ["A second document with the same ID."]}`, `{"doc_id": `)
+	in := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// indexed is what a test compares of an index job's output.
+type indexed struct {
+	sents, chunks, dead []string
+	meta                retrieval.Meta
+	hits                [][]schemas.Hit
+}
+
+// readIndexed reads the tables and the index under out (local or remote)
+// and runs four queries.
+func readIndexed(t *testing.T, out string) indexed {
+	t.Helper()
+	ctx := context.Background()
+	var r indexed
+	sents, err := storage.ReadTable[schemas.Sentence](ctx, storage.Join(out, "sentences"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sents {
+		r.sents = append(r.sents, s.ID+" "+s.Text)
+	}
+	chunks, err := storage.ReadTable[schemas.Chunk](ctx, storage.Join(out, "chunks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		r.chunks = append(r.chunks, c.ID)
+	}
+	dead, err := storage.ReadTable[schemas.DeadLetter](ctx, storage.Join(out, "dead_letters"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dead {
+		r.dead = append(r.dead, fmt.Sprintf("%s:%d %s", path.Base(d.Source), d.Line, d.Reason))
+	}
+	for _, l := range [][]string{r.sents, r.chunks, r.dead} {
+		slices.Sort(l)
+	}
+	ix, err := retrieval.OpenAt(ctx, storage.Join(out, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r.meta = ix.Meta
+	for _, q := range []string{"the river was near the stone", "a violin stood by the orchard", "the end came in 1917", "nobody spoke of the market again"} {
+		hits, _, err := ix.Search(ctx, q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.hits = append(r.hits, hits)
+	}
+	return r
+}
+
+// sameIndexed fails the test unless a and b hold the same rows, dead
+// letters, corpus and search results.
+func sameIndexed(t *testing.T, a, b indexed) {
+	t.Helper()
+	if len(a.sents) != 160 || len(a.chunks) != 40 {
+		t.Fatalf("%d sentences, %d chunks; want 160 and 40", len(a.sents), len(a.chunks))
+	}
+	if !slices.Equal(a.sents, b.sents) || !slices.Equal(a.chunks, b.chunks) {
+		t.Errorf("tables differ: %d/%d sentences, %d/%d chunks", len(a.sents), len(b.sents), len(a.chunks), len(b.chunks))
+	}
+	if want := []string{"c.jsonl:41 duplicate_doc_id", "c.jsonl:42 invalid_json"}; !slices.Equal(a.dead, want) || !slices.Equal(b.dead, want) {
+		t.Errorf("dead letters: %v and %v; want %v", a.dead, b.dead, want)
+	}
+	if a.meta.Corpus != b.meta.Corpus || a.meta.NumShards != b.meta.NumShards {
+		t.Errorf("index metadata: %+v and %+v", a.meta.Corpus, b.meta.Corpus)
+	}
+	for i := range a.hits {
+		if len(a.hits[i]) == 0 || !slices.Equal(a.hits[i], b.hits[i]) {
+			t.Errorf("query %d: %v and %v", i, a.hits[i], b.hits[i])
+		}
+	}
+}
+
+// TestRunInPartsEqualsOnePipeline indexes one corpus in one pipeline and
+// in three parts (--parts=3): the tables hold the same rows, the dead
+// letters are the same (a broken line once, a duplicate document once),
+// and every query finds the same chunks with the same scores.
+func TestRunInPartsEqualsOnePipeline(t *testing.T) {
+	dir := t.TempDir()
+	in := partsCorpus(t, dir)
+	build := func(parts int) indexed {
+		t.Helper()
+		out := filepath.Join(dir, fmt.Sprintf("parts-%d", parts))
+		c := defaults(t, "--input="+in, "--output="+out, "--shards=3", "--parquet_shards=2", fmt.Sprintf("--parts=%d", parts))
+		if err := Run(context.Background(), c); err != nil {
+			t.Fatalf("parts=%d: %v", parts, err)
+		}
+		return readIndexed(t, out)
+	}
+	sameIndexed(t, build(1), build(3))
+}
+
+// TestRunInPartsOnGCS: the parts after the first fetch the shards from a
+// bucket (a fake GCS server), add to them and publish them again, and a
+// shard a part leaves alone keeps its metadata.
+func TestRunInPartsOnGCS(t *testing.T) {
+	gcstest.Start(t, "ctxsim-parts")
+	t.Setenv("CTXSIM_CACHE_DIR", t.TempDir())
+	dir := t.TempDir()
+	in := partsCorpus(t, dir)
+	local := filepath.Join(dir, "local")
+	if err := Run(context.Background(), defaults(t, "--input="+in, "--output="+local, "--shards=3", "--parquet_shards=2")); err != nil {
+		t.Fatal(err)
+	}
+	// Seven shards for 40 chunks in four parts: some part leaves some
+	// shard alone.
+	remote := "gs://ctxsim-parts/corpus"
+	local7 := filepath.Join(dir, "local7")
+	for _, out := range []string{remote, local7} {
+		if err := Run(context.Background(), defaults(t, "--input="+in, "--output="+out, "--shards=7", "--parquet_shards=2", "--parts=4")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := readIndexed(t, local), readIndexed(t, remote), readIndexed(t, local7)
+	a.meta.NumShards = 7
+	sameIndexed(t, a, b)
+	sameIndexed(t, c, b)
 }
