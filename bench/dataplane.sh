@@ -66,7 +66,7 @@ echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname
 run() {
   local name=$1; shift
   local out=out/bench/dataplane-$name
-  rm -rf "$out" "$out.rss"
+  rm -rf "$out" "$out.rss" "$out.anon"
   CTXSIM_HEAPPROFILE="$out.heap" CTXSIM_CPUPROFILE="$out.prof" /usr/bin/time -f "%U %S %e %M" -o "$out.time" \
     bin/harvest --corpus=$IDX --output="$out" --labeler="$LABELER" ${MODEL:+--model=$MODEL} --sample="$SAMPLE" \
     --print=0 --parquet_shards=8 --waves="$WAVES" $EXTRA "$@" \
@@ -75,13 +75,16 @@ run() {
   while kill -0 $tpid 2>/dev/null; do
     [ -n "$pid" ] || pid=$(pgrep -P $tpid | head -1 || true)
     [ -z "$pid" ] || echo "$(date +%s) $(awk '/VmRSS/{print $2}' /proc/$pid/status 2>/dev/null)" >> "$out.rss"
+    # The anonymous part of it (heap, stacks), without mapped files'
+    # pages (--map_vectors), which the kernel can drop.
+    [ -z "$pid" ] || echo "$(date +%s) $(awk '/RssAnon/{print $2}' /proc/$pid/status 2>/dev/null)" >> "$out.anon"
     sleep 2
   done
   wait $tpid || { echo "harvest $name failed: $out.log" | tee -a "$RES"; tail -5 "$out.log"; return 1; }
   local rows
   rows=$(node tools/duckdb/read.mjs "$out/pairs/*.parquet" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
   read -r user sys wall rss < "$out.time"
-  python3 - "$out/summary.json" "$name" "$user" "$sys" "$wall" "$rss" "$rows" "$out.rss" "$out.heap" "$out.log" <<'PY' | tee -a "$RES"
+  python3 - "$out/summary.json" "$name" "$user" "$sys" "$wall" "$rss" "$rows" "$out.rss" "$out.heap" "$out.log" "$out.anon" <<'PY' | tee -a "$RES"
 import json, subprocess, sys
 s = json.load(open(sys.argv[1]))
 name = sys.argv[2]
@@ -109,7 +112,8 @@ print(f"dataplane {name} waves={s.get('waves', 1)} sentences={c.get('harvest/sen
       f"pairs_distinct={c.get('harvest/pairs_distinct', 0)} pairs={pairs} parquet_rows_duckdb={rows} "
       f"wall_s={wall:.0f} cpu_s={user + sysc:.0f} pairs_per_s={pairs / wall:.0f} cpu_us_per_pair={1e6 * (user + sysc) / pairs:.0f} "
       f"peak_rss_mib={rss / 1024:.0f} heap_at_peak_mib={heap:.0f} prism_engine_mib={prism:.0f} "
-      f"rss_bytes_per_pair={rss * 1024 / pairs:.0f} rss_samples={len(samples)}")
+      f"rss_bytes_per_pair={rss * 1024 / pairs:.0f} rss_samples={len(samples)} "
+      f"peak_anon_mib={max([int(b) for a, b in (l.split() for l in open(sys.argv[11]) if len(l.split()) == 2) if b.isdigit()] or [0]) / 1024:.0f}")
 # Where the time went: the stages' wall milliseconds summed over bundles.
 stages = {k.split("stage_ms_")[1]: v for k, v in c.items() if "/stage_ms_" in k}
 print(f"dataplane {name} stage_ms " + " ".join(f"{k}={v}" for k, v in sorted(stages.items())) +

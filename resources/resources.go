@@ -111,6 +111,9 @@ type Paths struct {
 	// job's output), local or remote; empty for none. The models' vectors
 	// found there are loaded instead of computed (LoadVectors).
 	Vectors string
+	// MapVectors reads the stored vectors through a memory map of a local
+	// file instead of the heap (LoadVectors with mapped).
+	MapVectors bool
 	// GenPrecision is the generative model's arithmetic
 	// (gen.Model.SetPrecision; empty for float32). Resources of two
 	// precisions are two sets of models, each with its own caches.
@@ -184,7 +187,7 @@ func open(ctx context.Context, p Paths) (_ *Resources, err error) {
 		return nil, err
 	}
 	if p.Vectors != "" {
-		if _, err := LoadVectors(ctx, p.Vectors, r.Engine); err != nil {
+		if _, err := LoadVectors(ctx, p.Vectors, r.Engine, p.MapVectors); err != nil {
 			return nil, err
 		}
 	}

@@ -31,6 +31,7 @@ import (
 func main() {
 	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode), or several, comma-separated.")
 	models := flag.String("model", "", "The model directory the harvest uses.")
+	mapped := flag.Bool("mapped", false, "Load the stored vectors as bin/harvest --map_vectors does: through a memory map of a local file, not the heap.")
 	flag.Parse()
 	if *corpus == "" || *models == "" {
 		fmt.Fprintln(os.Stderr, "usage: workermem -corpus DIR -model DIR")
@@ -48,8 +49,9 @@ func main() {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Printf("%-34s heap_in_use_mib=%7.0f rss_mib=%7.0f seconds=%6.1f\n", what,
-			float64(m.HeapInuse)/(1<<20), float64(rssKiB())/1024, time.Since(t0).Seconds())
+		fmt.Printf("%-34s heap_in_use_mib=%7.0f rss_mib=%7.0f (anon %7.0f, file %7.0f) seconds=%6.1f\n", what,
+			float64(m.HeapInuse)/(1<<20), float64(status("VmRSS:"))/1024, float64(status("RssAnon:"))/1024,
+			float64(status("RssFile:"))/1024, time.Since(t0).Seconds())
 	}
 	report("start")
 	parts := strings.Split(*corpus, ",")
@@ -76,7 +78,7 @@ func main() {
 	fail(err)
 	report("+ models and engine")
 	for _, c := range parts {
-		n, err := resources.LoadVectors(ctx, storage.Join(c, "vectors"), e)
+		n, err := resources.LoadVectors(ctx, storage.Join(c, "vectors"), e, *mapped)
 		fail(err)
 		fmt.Printf("stored vectors of %s: %+v\n", c, n)
 	}
@@ -85,15 +87,16 @@ func main() {
 	runtime.KeepAlive(e)
 }
 
-// rssKiB is the process's resident set size (VmRSS) in KiB, or -1 when
-// /proc/self/status does not say.
-func rssKiB() int {
+// status is a size in KiB from /proc/self/status (VmRSS: the resident set;
+// RssAnon: its anonymous memory, heap and stacks; RssFile: its pages of
+// mapped files), or -1 when it does not say.
+func status(field string) int {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return -1
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			if f := strings.Fields(v); len(f) > 0 {
 				if kib, err := strconv.Atoi(f[0]); err == nil {
 					return kib
