@@ -10,6 +10,6 @@ func newVectorFile(int) (*vectorFile, error) {
 	return nil, errors.New("mapped vectors need a unix system")
 }
 
-func (*vectorFile) add([]float32) error             { return nil }
+func (*vectorFile) add([]float32) error              { return nil }
 func (*vectorFile) mapVectors() ([][]float32, error) { return nil, nil }
 func (*vectorFile) discard()                         {}
