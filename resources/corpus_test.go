@@ -3,9 +3,11 @@ package resources
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
@@ -71,6 +73,73 @@ func TestOpenRefusesIndexOfAnotherCorpus(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), p.Index) || !strings.Contains(err.Error(), p.Chunks) ||
 			!strings.Contains(err.Error(), "not of one corpus") {
 			t.Errorf("index %s with chunks %s: %+v, %v; want an error naming both", p.Index, p.Chunks, r, err)
+		}
+	}
+}
+
+// TestLoadStoreMapped: a store whose strings are kept in mapped files
+// holds the same chunks, sentences and IDs as one on the heap, and its
+// texts are in the arena's mapped file, not on the Go heap.
+func TestLoadStoreMapped(t *testing.T) {
+	t.Setenv("CTXSIM_CACHE_DIR", t.TempDir())
+	ctx := context.Background()
+	chunks, _ := corpus(t, t.TempDir(), "m", 40)
+	heap, err := LoadStoreMapped(ctx, false, chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := LoadStoreMapped(ctx, true, chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heap.Len() != 40 || mapped.Len() != heap.Len() || mapped.Sentences() != heap.Sentences() || heap.Sentences() != 120 {
+		t.Fatalf("heap: %d chunks, %d sentences; mapped: %d, %d", heap.Len(), heap.Sentences(), mapped.Len(), mapped.Sentences())
+	}
+	for i := range heap.Len() {
+		id := heap.ChunkIDAt(i)
+		if mapped.ChunkIDAt(i) != id {
+			t.Fatalf("chunk %d: %q mapped, %q on the heap", i, mapped.ChunkIDAt(i), id)
+		}
+		a, b := heap.ChunkSentences(id), mapped.ChunkSentences(id)
+		if len(a) != 3 || len(b) != 3 {
+			t.Fatalf("chunk %s: sentences %v and %v", id, a, b)
+		}
+		for j := range a {
+			if heap.Text(a[j]) != mapped.Text(b[j]) {
+				t.Fatalf("chunk %s sentence %d: %q and %q", id, j, heap.Text(a[j]), mapped.Text(b[j]))
+			}
+			sid := fmt.Sprintf("m-%d-%d", i, j)
+			if k, ok := mapped.SentenceIndex(sid); !ok || k != b[j] {
+				t.Fatalf("sentence %s: index %d (%v), want %d", sid, k, ok, b[j])
+			}
+		}
+	}
+	// The texts are in the arena's mapped file (Linux says where).
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	in := func(p uintptr) string {
+		for _, l := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(l)
+			var lo, hi uintptr
+			if len(f) < 6 || !strings.Contains(f[0], "-") {
+				continue
+			}
+			fmt.Sscanf(strings.Replace(f[0], "-", " ", 1), "%x %x", &lo, &hi)
+			if lo <= p && p < hi {
+				return strings.Join(f[5:], " ")
+			}
+		}
+		return ""
+	}
+	for _, k := range []int32{0, 1, 119} {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(mapped.Text(k))))
+		if where := in(p); !strings.Contains(where, "texts-") {
+			t.Errorf("mapped text %d at %#x is in %q, not the arena's file", k, p, where)
+		}
+		if where := in(uintptr(unsafe.Pointer(unsafe.StringData(heap.Text(k))))); strings.Contains(where, "texts-") {
+			t.Errorf("heap text %d is in the arena's file %q", k, where)
 		}
 	}
 }

@@ -31,7 +31,7 @@ import (
 func main() {
 	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode), or several, comma-separated.")
 	models := flag.String("model", "", "The model directory the harvest uses.")
-	mapped := flag.Bool("mapped", false, "Load the stored vectors as bin/harvest --map_vectors does: through a memory map of a local file, not the heap.")
+	mapped := flag.Bool("mapped", false, "Load the chunk store and the stored vectors as bin/harvest --map_corpus does: their strings and vectors in memory maps of local files, not the heap.")
 	flag.Parse()
 	if *corpus == "" || *models == "" {
 		fmt.Fprintln(os.Stderr, "usage: workermem -corpus DIR -model DIR")
@@ -59,7 +59,7 @@ func main() {
 	for _, c := range parts {
 		chunks = append(chunks, storage.Join(storage.Join(c, "chunks"), "*.parquet"))
 	}
-	st, err := resources.LoadStore(ctx, chunks...)
+	st, err := resources.LoadStoreMapped(ctx, *mapped, chunks...)
 	fail(err)
 	fmt.Printf("corpus %s: %d chunks, %d distinct sentences, %d contexts (sentence places)\n", *corpus, st.Len(), st.Sentences(), st.Slots())
 	report("+ chunk store")

@@ -27,8 +27,8 @@ func sentencesEncoded(t *testing.T, out string) int64 {
 // bin/encode and checks that a harvest loading them labels exactly the
 // pairs, with exactly the context sets, of a harvest computing them, while
 // encoding no corpus sentence; and that a missing or damaged store is
-// refused with an error naming it. The same vectors read through a memory
-// map (--map_vectors) give the same labels and sets.
+// refused with an error naming it. With the vectors and the chunk store's
+// strings in memory maps (--map_corpus), the labels and sets are the same.
 func TestHarvestStoredVectors(t *testing.T) {
 	corpusOut, model := harvestFixture(t)
 	tmp := t.TempDir()
@@ -76,14 +76,14 @@ func TestHarvestStoredVectors(t *testing.T) {
 	if !reflect.DeepEqual(sortedPairs(t, outB+"/pairs"), pairs) || !reflect.DeepEqual(sortedSets(t, outB+"/context_sets"), sets) {
 		t.Fatal("the harvest with stored vectors labeled other pairs or built other context sets")
 	}
-	// Read through a memory map, the same vectors give the same labels.
+	// Kept in memory maps, the same corpus and vectors give the same labels.
 	outC := filepath.Join(tmp, "mapped")
-	stdout = run(t, "harvest", append(harvestArgs(corpusOut, model, outC), "--preset=paper", "--top_k=60", "--rerank=24", "--set_size=8", "--map_vectors")...)
+	stdout = run(t, "harvest", append(harvestArgs(corpusOut, model, outC), "--preset=paper", "--top_k=60", "--rerank=24", "--set_size=8", "--map_corpus")...)
 	if strings.Count(stdout, "sentence vectors loaded from "+corpusOut+"/vectors/") != 2 {
-		t.Fatalf("harvest --map_vectors did not load both tables:\n%s", stdout)
+		t.Fatalf("harvest --map_corpus did not load both tables:\n%s", stdout)
 	}
 	if !reflect.DeepEqual(sortedPairs(t, outC+"/pairs"), pairs) || !reflect.DeepEqual(sortedSets(t, outC+"/context_sets"), sets) {
-		t.Fatal("the harvest with mapped vectors labeled other pairs or built other context sets")
+		t.Fatal("the harvest with a mapped corpus labeled other pairs or built other context sets")
 	}
 	// Computing, the workers encode the corpus sentences their contexts
 	// use (here all of them); loading, only the labeled sentences

@@ -38,6 +38,25 @@ type Store struct {
 	wmu   sync.Mutex
 	words [][]uint32
 	wid   map[string]uint32
+
+	// keep, when set, returns the copy of a string the store keeps
+	// (KeepStrings).
+	keep    func(string) string
+	lastDoc string
+}
+
+// KeepStrings makes the store keep f(s) in place of every string it stores
+// from now on: sentence texts and IDs, chunk and document IDs. f returns a
+// string equal to s, held where f chooses (resources keeps them in a
+// memory-mapped file, off the heap). Call it before the first Add.
+func (st *Store) KeepStrings(f func(string) string) { st.keep = f }
+
+// kept is s as the store keeps it.
+func (st *Store) kept(s string) string {
+	if st.keep == nil {
+		return s
+	}
+	return st.keep(s)
 }
 
 type storedChunk struct {
@@ -67,13 +86,18 @@ func (st *Store) Add(c schemas.Chunk) error {
 		k, ok := st.sentIdx[id]
 		if !ok {
 			k = int32(len(st.sents))
-			st.sentIdx[id] = k
-			st.sents = append(st.sents, c.Sentences[i])
+			st.sentIdx[st.kept(id)] = k
+			st.sents = append(st.sents, st.kept(c.Sentences[i]))
 		}
 		idx[i] = k
 	}
-	st.add(c.ID, storedChunk{doc: c.DocID, sents: idx})
-	st.ids = append(st.ids, c.ID)
+	cid := st.kept(c.ID)
+	if c.DocID != st.lastDoc {
+		// A document's chunks are mostly added together: keep its ID once.
+		st.lastDoc = st.kept(c.DocID)
+	}
+	st.add(cid, storedChunk{doc: st.lastDoc, sents: idx})
+	st.ids = append(st.ids, cid)
 	st.layout = layoutStep(st.layout, c.ID, len(idx))
 	return nil
 }

@@ -27,6 +27,7 @@ func newVectorFile(dim int) (*vectorFile, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
+	warnIfMemoryFS(root)
 	f, err := os.CreateTemp(root, "vectors-*.f32")
 	if err != nil {
 		return nil, fmt.Errorf("a file to map the vectors from: %w", err)
@@ -73,3 +74,66 @@ func (v *vectorFile) mapVectors() ([][]float32, error) {
 
 // discard closes the file; a mapping made from it stays.
 func (v *vectorFile) discard() { v.f.Close() }
+
+// textArena keeps strings in shared, writable memory maps of an unlinked
+// local file, grown in blocks (LoadStore with mapped): the pages are page
+// cache, written back by the kernel and then dropped under memory pressure
+// like any file's, instead of heap.
+type textArena struct {
+	root  string
+	block []byte
+	off   int
+}
+
+// arenaBlock is the size of one mapped block; a longer string gets a block
+// of its own.
+const arenaBlock = 64 << 20
+
+func newTextArena() (*textArena, error) {
+	root := storage.CacheRoot()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	warnIfMemoryFS(root)
+	return &textArena{root: root}, nil
+}
+
+// grow maps a new block of at least n bytes.
+func (a *textArena) grow(n int) error {
+	size := max(n, arenaBlock)
+	f, err := os.CreateTemp(a.root, "texts-*.bin")
+	if err != nil {
+		return fmt.Errorf("a file to map the corpus texts in: %w", err)
+	}
+	defer f.Close()
+	if err := os.Remove(f.Name()); err != nil {
+		return err
+	}
+	if err := f.Truncate(int64(size)); err != nil {
+		return fmt.Errorf("size the file to map the corpus texts in: %w", err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("map the corpus texts (%d bytes): %w", size, err)
+	}
+	a.block, a.off = m, 0
+	return nil
+}
+
+// keep returns a copy of s in the arena. It panics when no block can be
+// mapped (a full disk), since the store has no way to report it; LoadStore
+// recovers it as an error.
+func (a *textArena) keep(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if a.off+len(s) > len(a.block) {
+		if err := a.grow(len(s)); err != nil {
+			panic(arenaError{err})
+		}
+	}
+	b := a.block[a.off : a.off+len(s)]
+	copy(b, s)
+	a.off += len(s)
+	return unsafe.String(&b[0], len(b))
+}

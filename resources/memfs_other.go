@@ -1,0 +1,5 @@
+//go:build !linux
+
+package resources
+
+func warnIfMemoryFS(string) {}
