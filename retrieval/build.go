@@ -94,25 +94,24 @@ func CreateShard(dir string, shard, numShards int, opts BuildOptions) (*ShardWri
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create shard %d: %w", shard, err)
 	}
+	return newShardWriter(final, tmp, ShardMeta{
+		SchemaVersion: schemas.Version,
+		Analyzer:      AnalyzerID,
+		Unigrams:      opts.Unigrams,
+		Shard:         shard,
+		NumShards:     numShards,
+	}, idx, opts, false), nil
+}
+
+// newShardWriter returns a writer adding to idx, open in tmp, whose shard
+// goes to final on Close.
+func newShardWriter(final, tmp string, meta ShardMeta, idx bleve.Index, opts BuildOptions, appended bool) *ShardWriter {
 	bs := opts.BatchSize
 	if bs <= 0 {
 		bs = 1000
 	}
-	return &ShardWriter{
-		final: final,
-		tmp:   tmp,
-		meta: ShardMeta{
-			SchemaVersion: schemas.Version,
-			Analyzer:      AnalyzerID,
-			Unigrams:      opts.Unigrams,
-			Shard:         shard,
-			NumShards:     numShards,
-		},
-		idx:       idx,
-		batch:     idx.NewBatch(),
-		batchSize: bs,
-		seen:      make(map[string]struct{}),
-	}, nil
+	return &ShardWriter{final: final, tmp: tmp, meta: meta, idx: idx, batch: idx.NewBatch(), batchSize: bs,
+		seen: make(map[string]struct{}), appended: appended}
 }
 
 // AppendShard starts adding chunks to shard i of n of the index in dir,
@@ -149,14 +148,7 @@ func AppendShard(src, dir string, shard, numShards int, opts BuildOptions) (*Sha
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("open shard %s to append to it: %w", src, err)
 	}
-	bs := opts.BatchSize
-	if bs <= 0 {
-		bs = 1000
-	}
-	return &ShardWriter{
-		final: final, tmp: tmp, meta: sm, idx: idx, batch: idx.NewBatch(), batchSize: bs,
-		seen: make(map[string]struct{}), appended: true,
-	}, nil
+	return newShardWriter(final, tmp, sm, idx, opts, true), nil
 }
 
 // copyShard copies the shard files under src into dst. Files and
