@@ -12,6 +12,26 @@ import (
 	"github.com/ctxsim/ctxsim/storage"
 )
 
+// unlinkedFile creates a file under storage.CacheRoot and unlinks it at
+// once: the open file, and then its mappings, keep it, and nothing is left
+// behind however the process ends.
+func unlinkedFile(pattern string) (*os.File, error) {
+	root := storage.CacheRoot()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	warnIfMemoryFS(root)
+	f, err := os.CreateTemp(root, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // vectorFile collects vectors of one length in a local file and maps it
 // (LoadVectors with mapped). Values are written in the machine's byte
 // order, since the same process maps them back.
@@ -23,20 +43,9 @@ type vectorFile struct {
 }
 
 func newVectorFile(dim int) (*vectorFile, error) {
-	root := storage.CacheRoot()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, err
-	}
-	warnIfMemoryFS(root)
-	f, err := os.CreateTemp(root, "vectors-*.f32")
+	f, err := unlinkedFile("vectors-*.f32")
 	if err != nil {
 		return nil, fmt.Errorf("a file to map the vectors from: %w", err)
-	}
-	// Unlinked at once: the open file and then the mapping keep it, and
-	// nothing is left behind however the process ends.
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
 	}
 	return &vectorFile{f: f, w: bufio.NewWriterSize(f, 1<<20), dim: dim}, nil
 }
@@ -80,7 +89,6 @@ func (v *vectorFile) discard() { v.f.Close() }
 // cache, written back by the kernel and then dropped under memory pressure
 // like any file's, instead of heap.
 type textArena struct {
-	root  string
 	block []byte
 	off   int
 }
@@ -89,26 +97,16 @@ type textArena struct {
 // of its own.
 const arenaBlock = 64 << 20
 
-func newTextArena() (*textArena, error) {
-	root := storage.CacheRoot()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, err
-	}
-	warnIfMemoryFS(root)
-	return &textArena{root: root}, nil
-}
+func newTextArena() (*textArena, error) { return &textArena{}, nil }
 
 // grow maps a new block of at least n bytes.
 func (a *textArena) grow(n int) error {
 	size := max(n, arenaBlock)
-	f, err := os.CreateTemp(a.root, "texts-*.bin")
+	f, err := unlinkedFile("texts-*.bin")
 	if err != nil {
 		return fmt.Errorf("a file to map the corpus texts in: %w", err)
 	}
 	defer f.Close()
-	if err := os.Remove(f.Name()); err != nil {
-		return err
-	}
 	if err := f.Truncate(int64(size)); err != nil {
 		return fmt.Errorf("size the file to map the corpus texts in: %w", err)
 	}

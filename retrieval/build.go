@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,20 +169,7 @@ func copyShard(dst, src string) error {
 		if d.IsDir() {
 			return os.MkdirAll(to, 0o755)
 		}
-		in, err := os.Open(filepath.Join(src, filepath.FromSlash(p)))
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
+		return copyFile(filepath.Join(src, filepath.FromSlash(p)), to)
 	})
 }
 
