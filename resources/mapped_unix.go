@@ -107,7 +107,7 @@ func (a *textArena) grow(n int) error {
 		return fmt.Errorf("a file to map the corpus texts in: %w", err)
 	}
 	defer f.Close()
-	if err := f.Truncate(int64(size)); err != nil {
+	if err := reserve(f, int64(size)); err != nil {
 		return fmt.Errorf("size the file to map the corpus texts in: %w", err)
 	}
 	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)

@@ -24,3 +24,16 @@ func warnIfMemoryFS(dir string) {
 		})
 	}
 }
+
+// reserve gives f size bytes of disk blocks. A writable shared map of a
+// file with holes allocates blocks when a page is first written, and on a
+// full disk that write kills the process (SIGBUS); reserved up front, a
+// full disk is an error here instead. A file system without fallocate
+// gets a file of that size with holes.
+func reserve(f *os.File, size int64) error {
+	err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
+	if err == syscall.EOPNOTSUPP {
+		return f.Truncate(size)
+	}
+	return err
+}
