@@ -24,6 +24,7 @@ import (
 
 func init() {
 	register.DoFn2x1[beam.T, func(int, beam.T), error](&keyByShardFn{})
+	register.DoFn3x1[context.Context, beam.T, func(int, beam.T), error](&keyPartFn{})
 	register.Emitter2[int, beam.T]()
 	register.DoFn3x2[context.Context, int, func(*beam.T) bool, string, error](&writeShardFn{})
 	register.Iter1[beam.T]()
@@ -86,6 +87,20 @@ func KeyByShard(s beam.Scope, numShards int, col beam.PCollection) beam.PCollect
 	return beam.ParDo(s, &keyByShardFn{NumShards: numShards}, col)
 }
 
+// KeyByShardPart is KeyByShard for part part of a table written in parts
+// pipelines (Config.Part): it keeps only the records of col whose file
+// belongs to that part and keys each by its shard within the part. A
+// record's file is a hash of its Key modulo parts*numShards, as
+// KeyByShard puts it in a table of parts*numShards shards, so the parts'
+// files together are that table's, file for file. The records dropped
+// are counted as parquetio/rows_other_part.
+func KeyByShardPart(s beam.Scope, numShards, part, parts int, col beam.PCollection) beam.PCollection {
+	if parts <= 1 {
+		return KeyByShard(s, numShards, col)
+	}
+	return beam.ParDo(s, &keyPartFn{NumShards: numShards, Part: part, Parts: parts}, col)
+}
+
 // Commit is the end of a table whose shards a caller's DoFn writes (with
 // storage.TableSpec.WriteShard, in cfg.Dir, with cfg.RunID, which must be
 // set) instead of Write's: written holds each shard's storage.FileEntry as
@@ -121,17 +136,51 @@ type keyByShardFn struct {
 }
 
 func (f *keyByShardFn) ProcessElement(row beam.T, emit func(int, beam.T)) error {
+	h, err := rowHash(row)
+	if err != nil {
+		return err
+	}
+	emit(int(h%uint64(f.NumShards)), row)
+	return nil
+}
+
+// rowHash is the hash that places a record in a shard: FNV-1a of its Key,
+// or of its JSON form.
+func rowHash(row any) (uint64, error) {
 	h := fnv.New64a()
 	if k, ok := row.(Keyed); ok {
 		h.Write([]byte(k.Key()))
 	} else {
 		b, err := json.Marshal(row)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		h.Write(b)
 	}
-	emit(int(h.Sum64()%uint64(f.NumShards)), row)
+	return h.Sum64(), nil
+}
+
+// keyPartFn is keyByShardFn for one part of a table in parts (see
+// KeyByShardPart).
+type keyPartFn struct {
+	NumShards, Part, Parts int
+
+	other counter.Counter
+}
+
+func (f *keyPartFn) Setup() { f.other = counter.New("parquetio", "rows_other_part") }
+
+func (f *keyPartFn) ProcessElement(ctx context.Context, row beam.T, emit func(int, beam.T)) error {
+	h, err := rowHash(row)
+	if err != nil {
+		return err
+	}
+	g := int(h % uint64(f.Parts*f.NumShards))
+	if g/f.NumShards != f.Part {
+		f.other.Inc(ctx, 1)
+		return nil
+	}
+	emit(g%f.NumShards, row)
 	return nil
 }
 

@@ -54,7 +54,8 @@ type Config struct {
 	// earlier corpus version's): a sentence whose ID it holds gets that
 	// vector instead of being encoded (an ID hashes the sentence's text).
 	// Each shard reads only its own file of Reuse, which needs the same
-	// number of shards; a table with another number is not used.
+	// number of files (all parts' together, for a table in parts); a
+	// table with another number is not used.
 	Reuse string
 }
 
@@ -91,7 +92,10 @@ const vectorRowGroup = 4096
 // first and each shard's writer encodes its own, so the vectors (kilobytes
 // each) never pass through the runner: Prism holds a stage's elements in
 // memory, and a million of them did not fit. It returns a PCollection
-// holding the manifest's path once the table is complete.
+// holding the manifest's path once the table is complete. With
+// table.Parts > 1 it encodes and writes only the sentences of part
+// table.Part (parquetio.KeyByShardPart) and commits the part; the table is
+// complete once storage.TableSpec.CommitParts has run after every part.
 func Write(s beam.Scope, cfg Config, table parquetio.Config, sentences beam.PCollection) beam.PCollection {
 	s = s.Scope("vectors.Write")
 	table.NumShards = max(table.NumShards, 1)
@@ -101,9 +105,9 @@ func Write(s beam.Scope, cfg Config, table parquetio.Config, sentences beam.PCol
 	if table.RowGroupRows == 0 {
 		table.RowGroupRows = vectorRowGroup
 	}
-	keyed := parquetio.KeyByShard(s, table.NumShards, sentences)
+	keyed := parquetio.KeyByShardPart(s, table.NumShards, table.Part, table.Parts, sentences)
 	written := beam.ParDo(s, &encodeShardFn{Cfg: cfg, Dir: table.Dir, NumShards: table.NumShards,
-		RunID: table.RunID, RowGroupRows: table.RowGroupRows}, beam.GroupByKey(s, keyed))
+		RunID: table.RunID, RowGroupRows: table.RowGroupRows, Part: table.Part, Parts: table.Parts}, beam.GroupByKey(s, keyed))
 	return parquetio.Commit(s, table, reflect.TypeOf(schemas.SentenceVector{}), keyed, written)
 }
 
@@ -116,6 +120,9 @@ type encodeShardFn struct {
 	NumShards    int
 	RunID        string
 	RowGroupRows int64
+	// Part and Parts: the part of the table this pipeline writes
+	// (parquetio.Config.Part); Parts 0 means 1.
+	Part, Parts int
 
 	scorer          method.VectorScorer
 	ids             []string
@@ -150,7 +157,7 @@ func (f *encodeShardFn) Setup(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return fmt.Errorf("vectors to reuse: %w", err)
-		case m.NumShards == f.NumShards:
+		case m.NumShards == f.NumShards*max(f.Parts, 1):
 			f.reuse = f.Cfg.Reuse
 		}
 	}
@@ -160,7 +167,7 @@ func (f *encodeShardFn) Setup(ctx context.Context) error {
 
 func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents func(*schemas.Sentence) bool) (string, error) {
 	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: reflect.TypeOf(schemas.SentenceVector{}),
-		RunID: f.RunID, RowGroupRows: f.RowGroupRows}
+		RunID: f.RunID, RowGroupRows: f.RowGroupRows, Part: f.Part, Parts: f.Parts}
 	f.ids, f.texts = f.ids[:0], f.texts[:0]
 	prev, err := f.previous(ctx, shard)
 	if err != nil {
@@ -200,7 +207,11 @@ func (f *encodeShardFn) previous(ctx context.Context, shard int) (map[string][]f
 		return nil, nil
 	}
 	out := map[string][]float32{}
-	_, err := storage.ScanFile(ctx, storage.Join(f.reuse, storage.FileName(shard, f.NumShards)), func(v schemas.SentenceVector) bool {
+	// The reused table has as many files as this one's parts together,
+	// and a sentence's file is the same in both (see KeyByShardPart).
+	parts := max(f.Parts, 1)
+	name := storage.FileName(f.Part*f.NumShards+shard, parts*f.NumShards)
+	_, err := storage.ScanFile(ctx, storage.Join(f.reuse, name), func(v schemas.SentenceVector) bool {
 		out[v.SentenceID] = v.Vector
 		return true
 	})

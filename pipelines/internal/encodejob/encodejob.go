@@ -59,6 +59,11 @@ type Config struct {
 	Reuse  string
 	Shards int
 	BLAS   string
+	// Parts encodes the sentences in this many pipelines run in turn, each
+	// over the sentences whose ID hashes to it (parquetio.KeyByShardPart);
+	// 0 means 1. The table is the one a single pipeline writes with
+	// Parts*Shards files.
+	Parts int
 }
 
 // Register adds the job's flags to fs, bound to c.
@@ -72,12 +77,14 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Reuse, "reuse", "", "Another vectors directory, local or gs:// (an earlier version of the corpus, encoded with the same --parquet_shards): "+
 		"the vectors it holds of the same sentences under the same model are copied instead of computed (default: none).")
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
+	fs.IntVar(&c.Parts, "parts", 1, "Encode in this many pipelines run in turn, each over the sentences whose ID hashes to it: "+
+		"a local run holds about 1/parts of the sentences. Each table then has parts x parquet_shards files, the same files one pipeline writes with that many shards.")
 	fs.StringVar(&c.BLAS, "blas", "go", "Matrix multiply: go, or openblas in a build with -tags openblas. Use the harvest's: stored vectors are then bit for bit those it would compute.")
 }
 
 // Ranges are the bounds of the job's numeric flags.
 func Ranges() []jobrun.Range {
-	return []jobrun.Range{{Name: "parquet_shards", Lo: 1, Hi: 1000}}
+	return []jobrun.Range{{Name: "parquet_shards", Lo: 1, Hi: 1000}, {Name: "parts", Lo: 1, Hi: 1000}}
 }
 
 // Resolve fills the paths from Corpus.
@@ -141,9 +148,9 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	model := jobrun.AbsPath(c.Model)
-	p, s := beam.NewPipelineWithRoot()
-	var sents beam.PCollection
-	var tables []string
+	// The tables still to write, and what each may reuse.
+	var todo []method.VectorScorer
+	var tables, reuses []string
 	for _, v := range plan {
 		dir := resources.VectorTable(c.Output, v)
 		if !c.Overwrite {
@@ -152,10 +159,6 @@ func Run(ctx context.Context, c Config) error {
 				continue
 			}
 		}
-		if len(tables) == 0 {
-			sents = parquetio.Read(s, jobrun.AbsPath(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
-		}
-		tables = append(tables, dir)
 		reuse := ""
 		if c.Reuse != "" {
 			prev := resources.VectorTable(c.Reuse, v)
@@ -167,23 +170,95 @@ func Run(ctx context.Context, c Config) error {
 				reuse = prev
 			}
 		}
-		vectors.Write(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS, Reuse: reuse},
-			parquetio.Config{Dir: dir, NumShards: c.Shards}, sents)
+		todo, tables, reuses = append(todo, v), append(tables, dir), append(reuses, reuse)
 	}
 	if len(tables) == 0 {
 		return nil
 	}
-	counters, err := beamjob.Run(ctx, "encode", p)
-	if err != nil || jobrun.NotRun() {
-		return err
+	parts := max(c.Parts, 1)
+	run := storage.RunID()
+	var total jobrun.Counters
+	for part := range parts {
+		if parts > 1 {
+			fmt.Printf("encode: part %d of %d (the sentences whose ID hashes to it)\n", part+1, parts)
+		}
+		p, s := beam.NewPipelineWithRoot()
+		sents := parquetio.Read(s, jobrun.AbsPath(c.Sentences), reflect.TypeOf(schemas.Sentence{}))
+		for i, v := range todo {
+			table := parquetio.Config{Dir: tables[i], NumShards: c.Shards, RunID: run}
+			if parts > 1 {
+				table.Part, table.Parts = part, parts
+			}
+			vectors.Write(s, vectors.Config{Models: model, Key: v.VectorKey(), BLAS: c.BLAS, Reuse: reuses[i]}, table, sents)
+		}
+		counters, err := beamjob.Run(ctx, "encode", p)
+		if err != nil {
+			if parts > 1 {
+				return fmt.Errorf("part %d of %d: %w", part+1, parts, err)
+			}
+			return err
+		}
+		if jobrun.NotRun() {
+			return nil
+		}
+		if total, err = addPart(total, counters, part, len(todo)); err != nil {
+			return err
+		}
+	}
+	if parts > 1 {
+		for _, dir := range tables {
+			spec := storage.TableSpec{Dir: dir, NumShards: c.Shards, Type: reflect.TypeOf(schemas.SentenceVector{}),
+				RunID: run, Part: 0, Parts: parts}
+			if _, err := spec.CommitParts(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Println("counters:")
-	counters.Print(os.Stdout, "encode", "parquetio")
-	if err := jobrun.NotEmpty(counters, "parquetio/rows_read", "the sentences table holds no sentence"); err != nil {
+	total.Print(os.Stdout, "encode", "parquetio")
+	if err := jobrun.NotEmpty(total, "parquetio/rows_read", "the sentences table holds no sentence"); err != nil {
 		return err
 	}
 	for _, dir := range tables {
 		fmt.Printf("encode: vectors in %s\n", dir)
 	}
 	return nil
+}
+
+// addPart adds a part's counters to the job's total. Every part reads the
+// whole sentences table, so parquetio/rows_read is part 0's, and each
+// later part must have read as many rows: a table that changed between
+// parts would leave sentences without vectors. Every row read is either
+// one of this part's (written once per table) or another part's.
+func addPart(total, got jobrun.Counters, part, tables int) (jobrun.Counters, error) {
+	read := got["parquetio/rows_read"]
+	mine := read - got["parquetio/rows_other_part"]/int64(max(tables, 1))
+	var written int64
+	for k, v := range got {
+		if strings.HasPrefix(k, "encode/vectors_") {
+			written += v
+		}
+	}
+	if written != mine*int64(tables) {
+		return nil, fmt.Errorf("part %d: %d sentences of the part read for %d tables, but %d vectors written or reused; nothing is committed",
+			part+1, mine, tables, written)
+	}
+	if part == 0 {
+		out := jobrun.Counters{}
+		for k, v := range got {
+			out[k] = v
+		}
+		delete(out, "parquetio/rows_other_part")
+		return out, nil
+	}
+	if read != total["parquetio/rows_read"] {
+		return nil, fmt.Errorf("part %d read %d sentences where part 1 read %d: the sentences table changed between parts; nothing is committed",
+			part+1, read, total["parquetio/rows_read"])
+	}
+	for k, v := range got {
+		if k != "parquetio/rows_read" && k != "parquetio/rows_other_part" {
+			total[k] += v
+		}
+	}
+	return total, nil
 }
