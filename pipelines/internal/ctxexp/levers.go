@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ctxsim/ctxsim/resources"
@@ -82,6 +84,73 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 		for _, t := range []float32{0.2, 0.4, 0.6} {
 			for _, pw := range []float64{1, 2} {
 				add(fmt.Sprintf("align F1 sum idf^%g thr %.1f", pw, t), each(func(p sts.Pair) float64 { return align(m, tables["sum"], p.S1, p.S2, pw, t) }))
+			}
+		}
+		type simsOf struct {
+			ab, aa, bb     [][]float64
+			wa, wb, na, nb []float64
+		}
+		sims := make([]simsOf, len(pairs))
+		for i, p := range pairs {
+			var x simsOf
+			x.ab, x.wa, x.wb, x.na, x.nb = pairSims(m, p.S1, p.S2)
+			x.aa, _, _, _, _ = pairSims(m, p.S1, p.S1)
+			x.bb, _, _, _, _ = pairSims(m, p.S2, p.S2)
+			sims[i] = x
+		}
+		eachS := func(fn func(x simsOf) float64) []float64 {
+			out := make([]float64, len(pairs))
+			for i := range pairs {
+				out[i] = fn(sims[i])
+			}
+			return out
+		}
+		mul := func(a, b []float64) []float64 {
+			out := make([]float64, len(a))
+			for i := range a {
+				out[i] = a[i] * b[i]
+			}
+			return out
+		}
+		for _, eps := range []float64{0.02, 0.1} {
+			add(fmt.Sprintf("wmd idf eps %g", eps), eachS(func(x simsOf) float64 { return otSimilarity(x.ab, x.wa, x.wb, eps) }))
+			add(fmt.Sprintf("wrd norm eps %g", eps), eachS(func(x simsOf) float64 { return otSimilarity(x.ab, x.na, x.nb, eps) }))
+			add(fmt.Sprintf("wrd idf*norm eps %g", eps), eachS(func(x simsOf) float64 { return otSimilarity(x.ab, mul(x.wa, x.na), mul(x.wb, x.nb), eps) }))
+		}
+		for _, pw := range []float64{1, 2, 4} {
+			add(fmt.Sprintf("soft cosine idf, sim^%g", pw), eachS(func(x simsOf) float64 { return softCosine(x.ab, x.aa, x.bb, x.wa, x.wb, pw) }))
+		}
+		add("bigram cosine (stems, idf)", each(func(p sts.Pair) float64 { return bigramCosine(m, p.S1, p.S2) }))
+		for _, n := range []int{3, 4} {
+			add(fmt.Sprintf("char %d-gram cosine", n), each(func(p sts.Pair) float64 { return charCosine(p.S1, p.S2, n) }))
+		}
+		{
+			cf, al := res["cos f"], res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
+			base := make([]float64, len(cf))
+			for i := range cf {
+				base[i] = cf[i] + 3*al[i]
+			}
+			add("raw: cos f + 3 align", base)
+			for _, name := range []string{"bigram cosine (stems, idf)", "char 3-gram cosine", "char 4-gram cosine", "tfidf_stem(vocab idf)"} {
+				for _, r := range []float64{0.25, 0.5, 1, 2} {
+					v := res[name]
+					mix := make([]float64, len(cf))
+					for i := range cf {
+						mix[i] = base[i] + r*v[i]
+					}
+					add(fmt.Sprintf("raw: cos f + 3 align + %g %s", r, name), mix)
+				}
+			}
+		}
+		for _, name := range []string{"wmd idf eps 0.02", "wrd idf*norm eps 0.02", "soft cosine idf, sim^2"} {
+			v := res[name]
+			cf := res["cos f"]
+			for _, r := range []float64{1, 3} {
+				mix := make([]float64, len(cf))
+				for i := range cf {
+					mix[i] = cf[i] + r*v[i]
+				}
+				add(fmt.Sprintf("raw: cos f + %g %s", r, name), mix)
 			}
 		}
 		ts := res["tfidf_stem(vocab idf)"]
@@ -376,6 +445,11 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 			continue
 		}
 		c := examples.ContextAt(dd, 1+r.IntN(len(dd.Sentences)-2), m.Cfg.Window)
+		if !*liScorer {
+			refT = append(refT, toks{})
+			refG = append(refG, m.ContextVec(c.Left, c.Right))
+			continue
+		}
 		t, g := ctxToks(c.Left, c.Right)
 		refT = append(refT, t)
 		refG = append(refG, g)
@@ -440,6 +514,9 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 			for _, c := range e.BuildSet(cands, *liSet, true, 0.5) {
 				var t toks
 				for _, k := range append(append([]int32(nil), c.Left...), c.Right...) {
+					if !*liScorer {
+						break
+					}
 					y := storeToks(k)
 					t.words = append(t.words, y.words...)
 					t.rows = append(t.rows, y.rows...)
@@ -481,13 +558,50 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 			f := m.SentenceVec(s)
 			li, bi := make([]float64, len(refT)), make([]float64, len(refT))
 			for j := range refT {
-				li[j] = ws.recall(t, refT[j])
+				if *liScorer {
+					li[j] = ws.recall(t, refT[j])
+				}
 				bi[j] = float64(m.Score(f, refG[j]))
 			}
 			liRef[s], biRef[s] = li, bi
 		}
 	}
 	fmt.Printf("reference scores done (%.0fs)\n", time.Since(t0).Seconds())
+	var whs []*whitener
+	var whP []float64
+	var whRef []map[string][]float64
+	var whG []map[string][]float32
+	for _, ps := range strings.Split(*whitePs, ",") {
+		if ps == "" {
+			continue
+		}
+		pv, err := strconv.ParseFloat(ps, 64)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wh := newWhitener(refG, pv, *whiteAlpha)
+		gw := make([][]float32, len(refG))
+		for j, g := range refG {
+			gw[j] = wh.apply(g)
+		}
+		refs := map[string][]float64{}
+		for _, p := range pairs {
+			for _, s := range []string{p.S1, p.S2} {
+				if _, ok := refs[s]; ok {
+					continue
+				}
+				f := m.SentenceVec(s)
+				v := make([]float64, len(gw))
+				for j := range gw {
+					v[j] = dot64(f, gw[j])
+				}
+				refs[s] = v
+			}
+		}
+		whs, whP = append(whs, wh), append(whP, pv)
+		whRef, whG = append(whRef, refs), append(whG, map[string][]float32{})
+	}
+	fmt.Printf("whitening done (%.0fs)\n", time.Since(t0).Seconds())
 	res := map[string][]float64{}
 	var order []string
 	put := func(name string, i int, v float64) {
@@ -520,8 +634,12 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 					continue
 				}
 				seen[k] = true
-				la = append(la, ws.recall(t1, x.t[j]))
-				lb = append(lb, ws.recall(t2, x.t[j]))
+				if *liScorer {
+					la = append(la, ws.recall(t1, x.t[j]))
+					lb = append(lb, ws.recall(t2, x.t[j]))
+				} else {
+					la, lb = append(la, 0), append(lb, 0)
+				}
 				ba = append(ba, float64(m.Score(f1, x.g[j])))
 				bb = append(bb, float64(m.Score(f2, x.g[j])))
 			}
@@ -530,6 +648,37 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		put("LI Eq4 retrieved, zref", i, method.Similarity(z(la, stat(l1)), z(lb, stat(l2)), "cosine"))
 		put("bilinear Eq4 retrieved, pearson", i, method.Similarity(ba, bb, "pearson"))
 		put("bilinear Eq4 retrieved, zref", i, method.Similarity(z(ba, stat(b1)), z(bb, stat(b2)), "cosine"))
+		for k, wh := range whs {
+			wr1, wr2 := whRef[k][p.S1], whRef[k][p.S2]
+			put(fmt.Sprintf("white p=%g Eq4 random, pearson", whP[k]), i, method.Similarity(wr1, wr2, "pearson"))
+			var wa, wb []float64
+			seen := map[string]bool{}
+			for _, x := range []set{sets[p.S1], sets[p.S2]} {
+				for j, key := range x.keys {
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					gw, ok := whG[k][key]
+					if !ok {
+						gw = wh.apply(x.g[j])
+						whG[k][key] = gw
+					}
+					wa = append(wa, dot64(f1, gw))
+					wb = append(wb, dot64(f2, gw))
+				}
+			}
+			put(fmt.Sprintf("white p=%g Eq4 retrieved, pearson", whP[k]), i, method.Similarity(wa, wb, "pearson"))
+			for _, nr := range []int{50, 200, 1000} {
+				if nr > len(wr1) {
+					break
+				}
+				put(fmt.Sprintf("white p=%g Eq4 retrieved + %d random, pearson", whP[k], nr), i,
+					method.Similarity(append(slices.Clip(wa), wr1[:nr]...), append(slices.Clip(wb), wr2[:nr]...), "pearson"))
+			}
+			put(fmt.Sprintf("white p=%g Eq4 retrieved, cosine (global centre)", whP[k]), i, method.Similarity(wa, wb, "cosine"))
+			put(fmt.Sprintf("white p=%g cos f under W^2", whP[k]), i, dot64(wh.apply(f1), wh.apply(f2))/math.Sqrt(dot64(wh.apply(f1), wh.apply(f1))*dot64(wh.apply(f2), wh.apply(f2))))
+		}
 	}
 	tf := make([]float64, len(pairs))
 	for i, p := range pairs {
@@ -538,9 +687,18 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	put2 := func(name string, v []float64) { res[name] = v; order = append(order, name) }
 	put2("tfidf_stem (vocab idf)", tf)
 	al := res["align F1 (the LI scorer on the two sentences)"]
-	for _, n := range []string{"LI Eq4 retrieved, zref", "LI Eq4 retrieved, pearson", "LI Eq4 random, pearson", "bilinear Eq4 retrieved, zref"} {
+	mixes := []string{"LI Eq4 retrieved, zref", "LI Eq4 retrieved, pearson", "LI Eq4 random, pearson", "bilinear Eq4 retrieved, zref"}
+	if !*liScorer {
+		mixes = mixes[3:]
+	}
+	for _, pv := range whP {
+		mixes = append(mixes, fmt.Sprintf("white p=%g Eq4 retrieved, cosine (global centre)", pv), fmt.Sprintf("white p=%g Eq4 retrieved + 1000 random, pearson", pv))
+	}
+	for _, n := range mixes {
 		for _, w := range []float64{0.25, 0.5, 1} {
 			put2(fmt.Sprintf("z: align + %g %s", w, n), wsum(al, res[n], w))
+			cf := res["cos f (the bilinear scorer's own)"]
+			put2(fmt.Sprintf("z: cos f + 3 align + %g %s", w, n), wsum(wsum(cf, al, 3), res[n], w))
 		}
 	}
 	fmt.Printf("== %s (%d pairs), |C_s| %d, top_k %d, %d random contexts, %.0fs\n", path, len(pairs), *liSet, *topK, len(refT), time.Since(t0).Seconds())

@@ -66,6 +66,9 @@ var (
 	noSTS      = flag.Bool("no_sts", false, "")
 	liFile     = flag.String("li", "", "STS file: Eq. 4 under a late-interaction scorer, and stop")
 	liSet      = flag.Int("li_set", 100, "|C_s| for -li")
+	liScorer   = flag.Bool("li_scorer", true, "-li: also the late-interaction scorer (slow)")
+	whitePs    = flag.String("white_p", "", "-li: comma-separated powers p of whitened bilinear Eq. 4 (g -> C^(-p/2)(g - mean) over the random contexts)")
+	whiteAlpha = flag.Float64("white_alpha", 0.05, "-li: shrinkage of the whitening covariance towards its mean eigenvalue")
 	leverFiles = flag.String("levers", "", "comma-separated STS files: measure sentence-level levers on each and stop")
 )
 
