@@ -56,6 +56,12 @@ type Config struct {
 	Symmetric bool `json:"symmetric"`
 	// Seed makes initialisation and the order of examples deterministic.
 	Seed uint64 `json:"seed"`
+	// DocGroup, when above 1, puts groups of this many slots of one
+	// document into each batch, spaced so that no two of a group share a
+	// context sentence: each slot's in-batch negatives then include other
+	// contexts of its own document (hard negatives of the same topic).
+	// 0 or 1: slots in a random order.
+	DocGroup int `json:"doc_group,omitempty"`
 }
 
 // DefaultConfig is the configuration `make models` trains, chosen on STS-B
@@ -88,6 +94,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("contrast: warmup_steps %d is negative", c.WarmupSteps)
 	case !(c.InitStd > 0) || math.IsInf(c.InitStd, 0):
 		return fmt.Errorf("contrast: init_std %v must be positive", c.InitStd)
+	case c.DocGroup < 0 || c.DocGroup > c.Batch:
+		return fmt.Errorf("contrast: doc_group %d outside [0, batch %d]", c.DocGroup, c.Batch)
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ func (b *bags) bag(k int32) ([]int32, []float32) {
 type slotSet struct {
 	sent   []int32 // the slot's sentence
 	lo, hi []int32 // context sentences are [lo, sent) and (sent, hi)
+	// docs[i] is the first slot of document i (slots of a document are
+	// consecutive); docs ends with the number of slots.
+	docs []int32
 }
 
 // tokenize builds the bags of every sentence of docs and the slots.
@@ -50,6 +53,7 @@ func tokenize(v *Vocab, docs []examples.Doc, window int) (*bags, *slotSet) {
 		for _, t := range d.Sentences {
 			b.add(v, t)
 		}
+		s.docs = append(s.docs, int32(len(s.sent)))
 		for i := int32(1); i+1 < n; i++ {
 			s.sent = append(s.sent, k+i)
 			s.lo = append(s.lo, k+max(0, i-int32(window)))
@@ -57,7 +61,42 @@ func tokenize(v *Vocab, docs []examples.Doc, window int) (*bags, *slotSet) {
 		}
 		k += n
 	}
+	s.docs = append(s.docs, int32(len(s.sent)))
 	return b, s
+}
+
+// order returns an epoch's order of the slots: a random permutation, or
+// with cfg.DocGroup > 1 a random order of groups of up to DocGroup slots of
+// one document, 2*Window+1 slots apart within a group (so no slot's
+// context holds another's sentence or context sentence), each group kept
+// together. A group is cut in two only where it meets the edge of a batch.
+func (s *slotSet) order(rng *rand.Rand, group, window int) []int {
+	n := len(s.sent)
+	if group <= 1 {
+		return rng.Perm(n)
+	}
+	stride := 2*window + 1
+	var groups [][]int
+	for d := 0; d+1 < len(s.docs); d++ {
+		lo, hi := int(s.docs[d]), int(s.docs[d+1])
+		for o := 0; o < stride && lo+o < hi; o++ {
+			var g []int
+			for i := lo + o; i < hi; i += stride {
+				g = append(g, i)
+				if len(g) == group {
+					groups, g = append(groups, g), nil
+				}
+			}
+			if len(g) > 0 {
+				groups = append(groups, g)
+			}
+		}
+	}
+	out := make([]int, 0, n)
+	for _, gi := range rng.Perm(len(groups)) {
+		out = append(out, groups[gi]...)
+	}
+	return out
 }
 
 // BuildVocab counts the words of the documents' sentences and builds the
@@ -188,7 +227,7 @@ func (t *trainer) run() []CurvePoint {
 	perEpoch := nEx / cfg.Batch
 	steps := int(math.Round(cfg.Epochs * float64(perEpoch)))
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6f726472)) // "ordr"
-	order := rng.Perm(nEx)
+	order := t.slots.order(rng, cfg.DocGroup, cfg.Window)
 	pos := 0
 	every := t.opt.Every
 	if every <= 0 {
@@ -208,7 +247,7 @@ func (t *trainer) run() []CurvePoint {
 	batch := make([]int, cfg.Batch)
 	for t.step = 0; t.step < steps; t.step++ {
 		if pos+cfg.Batch > nEx {
-			order = rng.Perm(nEx)
+			order = t.slots.order(rng, cfg.DocGroup, cfg.Window)
 			pos = 0
 		}
 		copy(batch, order[pos:pos+cfg.Batch])

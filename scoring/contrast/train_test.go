@@ -3,8 +3,10 @@ package contrast
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +230,56 @@ func TestAccessors(t *testing.T) {
 	}
 	if m.Vocabulary() != v {
 		t.Fatal("Vocabulary is not the model's vocabulary")
+	}
+}
+
+// With DocGroup, an epoch's order is a permutation of the slots in which
+// each run of up to DocGroup slots comes from one document, 2*Window+1
+// slots apart; without it, a plain permutation.
+func TestSlotOrderGroupsDocuments(t *testing.T) {
+	// Three documents of 30, 7 and 12 slots.
+	s := &slotSet{docs: []int32{0, 30, 37, 49}}
+	s.sent = make([]int32, 49)
+	docOf := func(i int) int {
+		for d := 0; d+1 < len(s.docs); d++ {
+			if i < int(s.docs[d+1]) {
+				return d
+			}
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const group, window = 4, 2
+	o := s.order(rng, group, window)
+	seen := make([]bool, 49)
+	for _, i := range o {
+		if seen[i] {
+			t.Fatalf("slot %d twice in %v", i, o)
+		}
+		seen[i] = true
+	}
+	if len(o) != 49 {
+		t.Fatalf("%d slots in the order, want 49", len(o))
+	}
+	// Cut the order into its groups: a group continues while the next slot
+	// is of the same document and 5 slots on.
+	runs, longest := 0, 0
+	for i := 0; i < len(o); {
+		j := i + 1
+		for j < len(o) && docOf(o[j]) == docOf(o[i]) && o[j] == o[j-1]+2*window+1 && j-i < group {
+			j++
+		}
+		runs++
+		longest = max(longest, j-i)
+		i = j
+	}
+	// 30 slots in 5 strides of 6 (groups 4+2), 7 in 5 (1,1,1,1,1 and one of 2:
+	// offsets 0 and 1 hold 2), 12 in 5 strides of 3 or 2: at most 10+7+5
+	// groups, and the longest is a full group.
+	if longest != group || runs > 22 {
+		t.Fatalf("order %v: %d runs, longest %d", o, runs, longest)
+	}
+	if p := s.order(rand.New(rand.NewPCG(1, 2)), 0, window); !slices.Equal(p, rand.New(rand.NewPCG(1, 2)).Perm(49)) {
+		t.Fatalf("without DocGroup the order is not rng.Perm: %v", p)
 	}
 }

@@ -57,6 +57,9 @@ func (j *job) ctxConfig() contrast.Config {
 	if j.c.CtxBatch > 0 {
 		c.Batch = j.c.CtxBatch
 	}
+	if j.c.CtxDocGroup > 0 {
+		c.DocGroup = j.c.CtxDocGroup
+	}
 	if j.c.CtxLR > 0 {
 		c.LR = j.c.CtxLR
 	}

@@ -83,6 +83,7 @@ type Config struct {
 	CtxEpochs         float64 // --ctx_epochs
 	CtxBatch          int     // --ctx_batch
 	CtxLR             float64 // --ctx_lr
+	CtxDocGroup       int     // --ctx_doc_group
 	GenDirections     string  // --gen_directions
 }
 
@@ -115,6 +116,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.CtxDim, "ctx_dim", 0, "Contrastive model: embedding width ("+presetDefault(func(p presetConfig) any { return p.ctx().Dim })+").")
 	fs.Float64Var(&c.CtxEpochs, "ctx_epochs", 0, "Contrastive model: epochs over the training slots ("+presetDefault(func(p presetConfig) any { return p.ctx().Epochs })+").")
 	fs.IntVar(&c.CtxBatch, "ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives ("+presetDefault(func(p presetConfig) any { return p.ctx().Batch })+").")
+	fs.IntVar(&c.CtxDocGroup, "ctx_doc_group", 0, "Contrastive model: put groups of this many slots of one document (spaced so their contexts do not overlap) into each batch, "+
+		"so that each slot's negatives include contexts of its own document; 0 or 1: slots in a random order.")
 	fs.Float64Var(&c.CtxLR, "ctx_lr", 0, "Contrastive model: peak Adam learning rate ("+presetDefault(func(p presetConfig) any { return p.ctx().LR })+").")
 	fs.StringVar(&c.GenDirections, "gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
 }
