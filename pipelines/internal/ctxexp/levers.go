@@ -131,7 +131,7 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 				base[i] = cf[i] + 3*al[i]
 			}
 			add("raw: cos f + 3 align", base)
-			for _, name := range []string{"bigram cosine (stems, idf)", "char 3-gram cosine", "char 4-gram cosine", "tfidf_stem(vocab idf)"} {
+			for _, name := range []string{"bigram cosine (stems, idf)", "char 3-gram cosine", "char 4-gram cosine", "tfidf_stem(vocab idf)", "soft cosine idf, sim^1", "wmd idf eps 0.02"} {
 				for _, r := range []float64{0.25, 0.5, 1, 2} {
 					v := res[name]
 					mix := make([]float64, len(cf))
