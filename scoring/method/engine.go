@@ -86,6 +86,13 @@ type Engine struct {
 	// that a second caller waits for them instead of computing (and
 	// counting) them again.
 	refBusy map[string]chan struct{}
+
+	// white is Eq. 4's whitening under zwhite (see white.go), built once;
+	// whiteVecs caches W f(s) by sentence.
+	whiteOnce sync.Once
+	white     *whitening
+	whiteMu   sync.Mutex
+	whiteVecs map[string]whiteVec
 }
 
 type cached struct {
@@ -156,6 +163,11 @@ func (e *Engine) Check(st Settings) error {
 	if st.Similarity == SimilarityZRef && len(e.reference) < 2 {
 		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
 			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)
+	}
+	if st.Similarity == SimilarityZWhite {
+		if _, err := e.whiteScorer(st); err != nil {
+			return err
+		}
 	}
 	if (st.Labeler == LabelerEnsemble || st.Labeler == LabelerAligned) && (e.embedder() == nil || e.aligner() == nil) {
 		return fmt.Errorf("harvest: labeler %q needs a model that compares sentences on their own (the contrastive model, ctx), "+

@@ -681,11 +681,12 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 	sents := []string{"the cat sat on a mat.", "a dog ran in the park.", "the bird sang on a wire.", "rain fell on the town."}
 	paper := Paper()
 	cases := []Settings{paper}
-	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef} {
+	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef, SimilarityZWhite} {
 		st := Defaults()
 		st.Similarity = sim
 		cases = append(cases, st)
 	}
+	eq4 := map[string][]float64{} // Eq. 4 of each pair, by similarity (default settings)
 	for _, st := range cases {
 		st.Rerank, st.SetSize = 20, 6
 		sets := make([][]Cand, len(sents))
@@ -734,6 +735,9 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 				t.Fatalf("%s/%s pair %v: %d contexts from the sides, %d from Label", st.Labeler, st.Similarity, p, sums.N, want.Contexts)
 			}
 			overlap = overlap || want.Contexts < len(sets[p[0]])+len(sets[p[1]])
+			if st.Labeler != paper.Labeler {
+				eq4[st.Similarity] = append(eq4[st.Similarity], want.Context)
+			}
 			exact := st.Similarity != SimilarityPearson
 			if (exact && got != want.Context) || math.Abs(got-want.Context) > 1e-6 {
 				t.Fatalf("%s/%s pair %v: Eq. 4 from the sides %v, from Label %v", st.Labeler, st.Similarity, p, got, want.Context)
@@ -742,6 +746,11 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 		if !overlap {
 			t.Fatalf("%s/%s: no two sets overlap; the test does not check that a shared context counts once", st.Labeler, st.Similarity)
 		}
+	}
+	// zwhite is its own reading of the scores: not zref's, nor zero.
+	white, zref := eq4[SimilarityZWhite], eq4[SimilarityZRef]
+	if len(white) != len(zref) || slices.Equal(white, zref) || slices.Max(white) == slices.Min(white) {
+		t.Fatalf("Eq. 4 under zwhite %v, under zref %v", white, zref)
 	}
 }
 

@@ -38,7 +38,10 @@ type Settings struct {
 	// of the score vectors after standardising each sentence's scores by
 	// their mean and spread over the models' reference contexts, a fixed
 	// sample of all contexts: a score then says how much better the
-	// sentence fits this context than contexts at large).
+	// sentence fits this context than contexts at large) or "zwhite" (zref
+	// in whitened coordinates: the contrastive model's context vectors
+	// mapped so that their covariance over a random sample of the corpus's
+	// contexts is the identity; see white.go).
 	Similarity string `json:"similarity"`
 	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
 	// method); "hybrid" combines it with the TF-IDF cosine of the two
@@ -66,6 +69,7 @@ const (
 	SimilarityCosine  = "cosine"
 	SimilarityPearson = "pearson"
 	SimilarityZRef    = "zref"
+	SimilarityZWhite  = "zwhite"
 )
 
 // Labelers.
@@ -114,8 +118,9 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("harvest: rerank_by names no term")
 	case !(s.MaxJaccard > 0 && s.MaxJaccard <= 1):
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
-	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef:
-		return fmt.Errorf("harvest: similarity must be cosine, pearson or zref, got %q", s.Similarity)
+	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef &&
+		s.Similarity != SimilarityZWhite:
+		return fmt.Errorf("harvest: similarity must be cosine, pearson, zref or zwhite, got %q", s.Similarity)
 	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid && s.Labeler != LabelerEnsemble && s.Labeler != LabelerAligned &&
 		s.Labeler != LabelerLexical:
 		return fmt.Errorf("harvest: labeler must be %s, %s, %s, %s or %s, got %q", LabelerOrigin, LabelerHybrid, LabelerEnsemble,
@@ -265,6 +270,9 @@ type PairInput struct {
 // PairLabel's Work is that of its Eq. 4 comparison; the work of the cross
 // scores, done for all pairs at once, is returned on its own.
 func (e *Engine) LabelMany(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
+	if st.Similarity == SimilarityZWhite {
+		return e.labelManyWhite(pairs, st)
+	}
 	jobs := make([]ScoreJob, 0, 2*len(pairs))
 	for _, p := range pairs {
 		jobs = append(jobs, ScoreJob{S: p.A, Cands: cloneNew(p.SetB, p.SetA)},
@@ -320,6 +328,13 @@ func Combine(st Settings, p PairLabel) float64 {
 // LabelVectors returns the two score vectors of Eq. 4 over C = C_a + C_b,
 // and the work done; Label compares them.
 func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, vb []float64, work Stats) {
+	if st.Similarity == SimilarityZWhite {
+		// The whitened scores (see white.go); Compare takes their cosine.
+		if c, err := e.whiteScorer(st); err == nil {
+			va, vb = e.whiteVectors(c, a, b, setA, setB, &work)
+			return va, vb, work
+		}
+	}
 	// Candidates of the other set, for the cross scores.
 	crossA := cloneNew(setB, setA) // contexts of C_b that a still needs
 	crossB := cloneNew(setA, setB)
@@ -381,8 +396,13 @@ func cloneNew(from, have []Cand) []Cand {
 // Compare is Eq. 4 under the similarity kind for the score vectors va and
 // vb of sentences a and b: Similarity, or for "zref" the cosine after
 // standardising each by its sentence's reference statistics (RefStats with
-// lambda). It returns the work RefStats did.
+// lambda), or for "zwhite" the cosine of the whitened scores LabelVectors
+// returns. It returns the work RefStats did.
 func (e *Engine) Compare(a, b string, va, vb []float64, kind string, lambda map[string]float64) (float64, Stats) {
+	if kind == SimilarityZWhite {
+		// LabelVectors has already standardised them.
+		return Similarity(va, vb, SimilarityCosine), Stats{}
+	}
 	if kind != SimilarityZRef {
 		return Similarity(va, vb, kind), Stats{}
 	}

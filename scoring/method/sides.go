@@ -212,6 +212,14 @@ func (e *Engine) LabelSide(sd *Side, jobs []SideJob, ownFirst bool, st Settings)
 		}
 		keep[n] = idx
 	}
+	if st.Similarity == SimilarityZWhite {
+		c, err := e.whiteScorer(st)
+		if err != nil {
+			return work, err
+		}
+		e.labelSideWhite(c, sd, jobs, keep, ownFirst, &work)
+		return work, nil
+	}
 	// cross[n][k] is S(other sentence of job n, set[keep[n][k]]).
 	cross := make([][]float32, len(jobs))
 	if cs, w, ok := e.ctxOnly(st.Lambda); ok {

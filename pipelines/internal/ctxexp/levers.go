@@ -694,6 +694,20 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	for _, pv := range whP {
 		mixes = append(mixes, fmt.Sprintf("white p=%g Eq4 retrieved, cosine (global centre)", pv), fmt.Sprintf("white p=%g Eq4 retrieved + 1000 random, pearson", pv))
 	}
+	cfz := res["cos f (the bilinear scorer's own)"]
+	put2("z: cos f + 3 align (no contexts)", wsum(cfz, al, 3))
+	rawMix := func(a, b []float64, wa, wb float64) []float64 {
+		out := make([]float64, len(a))
+		for i := range a {
+			out[i] = (wa*a[i] + wb*b[i]) / (wa + wb)
+		}
+		return out
+	}
+	for _, n := range append([]string{"bilinear Eq4 retrieved, zref"}, mixes[len(mixes)-2*len(whP):]...) {
+		for _, r := range []float64{6, 3, 2} {
+			put2(fmt.Sprintf("raw: (%g align + %s)/%g", r, n, r+1), rawMix(al, res[n], r, 1))
+		}
+	}
 	for _, n := range mixes {
 		for _, w := range []float64{0.25, 0.5, 1} {
 			put2(fmt.Sprintf("z: align + %g %s", w, n), wsum(al, res[n], w))

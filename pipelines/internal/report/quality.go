@@ -246,6 +246,9 @@ func scaleText(st method.Settings, randomMedian float64) string {
 	case method.SimilarityZRef:
 		eq4 = "the cosine of the two sentences' context-score vectors over C = C_s1 + C_s2, each score standardised by the sentence's " +
 			"mean and spread over the models' reference contexts"
+	case method.SimilarityZWhite:
+		eq4 = "the cosine of the two sentences' context-score vectors over C = C_s1 + C_s2, scored with the context vectors whitened " +
+			"(mapped so that their covariance over a random sample of the corpus's contexts is the identity) and centred on that sample's mean"
 	default:
 		eq4 = "Eq. 4 under " + st.Similarity
 	}

@@ -1,4 +1,4 @@
-package main
+package stats
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 
 // A whitener with p = 1 and no shrinkage maps its own sample to one whose
 // covariance is the identity; with p = 0 it only centres it.
-func TestWhitenerIdentityCovariance(t *testing.T) {
+func TestWhiteningIdentityCovariance(t *testing.T) {
 	const d, n = 8, 4000
 	r := rand.New(rand.NewPCG(1, 2))
 	mix := make([]float64, d*d)
@@ -32,7 +32,8 @@ func TestWhitenerIdentityCovariance(t *testing.T) {
 		gs[k] = g
 	}
 	for _, p := range []float64{1, 0} {
-		wh := newWhitener(gs, p, 0)
+		mu0, w0 := Whitening(gs, p, 0)
+		wh := testWhitener{mu0, w0, d}
 		cov := make([]float64, d*d)
 		mean := make([]float64, d)
 		for _, g := range gs {
@@ -65,4 +66,21 @@ func TestWhitenerIdentityCovariance(t *testing.T) {
 			t.Errorf("p=0 changed the scale: cov[0][0] = %g", cov[0])
 		}
 	}
+}
+
+type testWhitener struct {
+	mu, w []float64
+	d     int
+}
+
+func (t testWhitener) apply(g []float32) []float32 {
+	out := make([]float32, t.d)
+	for i := range t.d {
+		var s float64
+		for j := range t.d {
+			s += t.w[i*t.d+j] * (float64(g[j]) - t.mu[j])
+		}
+		out[i] = float32(s)
+	}
+	return out
 }

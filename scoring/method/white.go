@@ -1,0 +1,204 @@
+package method
+
+import (
+	"fmt"
+
+	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
+	"github.com/ctxsim/ctxsim/scoring/stats"
+)
+
+// Eq. 4 in whitened coordinates ("zwhite"). For the contrastive scorer
+// S(s, c) = f(s)·g(c)/τ, Eq. 4 is a cosine of f(s1) and f(s2) under the
+// metric Σ_c g(c)g(c)ᵀ of the contexts compared: the few directions in
+// which all contexts' vectors vary most dominate it. zwhite first maps the
+// context vectors by W = Σ^(-1/2), Σ their covariance over a fixed random
+// sample of the corpus's contexts (shrunk a little towards its mean
+// eigenvalue), after removing the sample's mean μ, so that over contexts
+// drawn like the sample Eq. 4 is the cosine of f(s1) and f(s2) itself, and
+// over retrieved contexts it weighs the directions in which those
+// contexts differ more than contexts at large. A score is
+// x(s, c) = (W f(s))·(g(c) - μ) (W is symmetric); with f(s) of unit
+// length its spread over the sample is 1, so this is also zref's
+// standardisation, over the sample instead of the reference contexts.
+
+const (
+	// whiteSample is the number of contexts drawn from the store for Σ.
+	whiteSample = 4096
+	// whiteShrink pulls Σ towards its mean eigenvalue: (1-a)Σ + a·tr(Σ)/d·I.
+	whiteShrink = 0.05
+	// whiteSeed draws the sample (RandomCandidates).
+	whiteSeed = 0x7768697465 // "white"
+)
+
+// whitening is W (row-major) and μ of one engine's store and model.
+type whitening struct {
+	w, mu []float32
+}
+
+// whiteVec is W f(s) of a sentence and its offset (W f(s))·μ.
+type whiteVec struct {
+	f []float32
+	m float64
+}
+
+// whitened returns the engine's whitening for the contrastive scorer c,
+// built on first use from whiteSample contexts of the store.
+func (e *Engine) whitened(c *CtxScorer, work *Stats) *whitening {
+	e.whiteOnce.Do(func() {
+		cands := e.RandomCandidates(whiteSample, whiteSeed)
+		d := c.Model.Dim()
+		gs := make([][]float32, 0, len(cands))
+		buf := make([]float32, d)
+		for i := range cands {
+			u, inv := c.contextSum(buf, &cands[i], work)
+			g := make([]float32, d)
+			for j := range g {
+				g[j] = u[j] * inv
+			}
+			gs = append(gs, g)
+		}
+		wh := &whitening{w: make([]float32, d*d), mu: make([]float32, d)}
+		if len(gs) > 1 {
+			mu, w := stats.Whitening(gs, 1, whiteShrink)
+			for i := range w {
+				wh.w[i] = float32(w[i])
+			}
+			for i := range mu {
+				wh.mu[i] = float32(mu[i])
+			}
+		} else {
+			for i := range d {
+				wh.w[i*d+i] = 1
+			}
+		}
+		e.white = wh
+	})
+	return e.white
+}
+
+// whiteOf returns W f(s) and its offset for sentence s, from the engine's
+// cache or computed now.
+func (e *Engine) whiteOf(c *CtxScorer, s string, work *Stats) whiteVec {
+	wh := e.whitened(c, work)
+	e.whiteMu.Lock()
+	v, ok := e.whiteVecs[s]
+	e.whiteMu.Unlock()
+	if ok {
+		return v
+	}
+	f, encoded := c.sentenceVec(s)
+	if encoded {
+		work.SentencesEncoded++
+	}
+	d := len(f)
+	v.f = make([]float32, d)
+	for i := range d {
+		var t float64
+		row := wh.w[i*d : i*d+d]
+		for j := range d {
+			t += float64(row[j]) * float64(f[j])
+		}
+		v.f[i] = float32(t)
+	}
+	for i := range d {
+		v.m += float64(v.f[i]) * float64(wh.mu[i])
+	}
+	e.whiteMu.Lock()
+	if e.whiteVecs == nil || len(e.whiteVecs) >= maxSentenceVecs {
+		e.whiteVecs = map[string]whiteVec{}
+	}
+	e.whiteVecs[s] = v
+	e.whiteMu.Unlock()
+	return v
+}
+
+// score is x(s, c) for the context whose unnormalised vector sum is u,
+// with 1/‖u‖ = inv.
+func (v whiteVec) score(u []float32, inv float32) float64 {
+	return float64(vecmath.Dot(v.f, u))*float64(inv) - v.m
+}
+
+// whiteScorer returns the contrastive scorer when the settings' weights
+// use it alone, as zwhite requires.
+func (e *Engine) whiteScorer(st Settings) (*CtxScorer, error) {
+	cs, _, ok := e.ctxOnly(st.Lambda)
+	if !ok {
+		return nil, fmt.Errorf("harvest: similarity %q needs the contrastive model's term alone (--lambda=%s:1), got lambda %s",
+			SimilarityZWhite, TermCtx, FormatLambda(st.Lambda))
+	}
+	return cs, nil
+}
+
+// whiteVectors returns Eq. 4's two score vectors under zwhite over
+// C = C_a + C_b (C_a, then the contexts of C_b not in C_a, in the order of
+// vectors).
+func (e *Engine) whiteVectors(c *CtxScorer, a, b string, setA, setB []Cand, work *Stats) (va, vb []float64) {
+	fa, fb := e.whiteOf(c, a, work), e.whiteOf(c, b, work)
+	buf := make([]float32, c.Model.Dim())
+	seen := map[string]bool{}
+	for _, set := range [][]Cand{setA, setB} {
+		for i := range set {
+			k := set[i].Key()
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			u, inv := c.contextSum(buf, &set[i], work)
+			va = append(va, fa.score(u, inv))
+			vb = append(vb, fb.score(u, inv))
+		}
+		work.CtxPairs += 2 * int64(len(set))
+	}
+	return va, vb
+}
+
+// labelSideWhite is LabelSide under zwhite: both sentences' scores of each
+// context are computed from its vector sum, kept in sd for the side's
+// later batches.
+func (e *Engine) labelSideWhite(c *CtxScorer, sd *Side, jobs []SideJob, keep [][]int, ownFirst bool, work *Stats) {
+	set := sd.set
+	dim := c.Model.Dim()
+	if sd.u == nil {
+		sd.buf = make([]float32, len(set)*dim)
+		sd.u = make([][]float32, len(set))
+		sd.inv = make([]float32, len(set))
+	}
+	own := e.whiteOf(c, sd.own, work)
+	for n, j := range jobs {
+		other := e.whiteOf(c, j.Other, work)
+		for _, i := range keep[n] {
+			if sd.u[i] == nil {
+				sd.u[i], sd.inv[i] = c.contextSum(sd.buf[i*dim:(i+1)*dim], &set[i], work)
+			}
+			o, x := own.score(sd.u[i], sd.inv[i]), other.score(sd.u[i], sd.inv[i])
+			if ownFirst {
+				j.Sums.add(o, x)
+			} else {
+				j.Sums.add(x, o)
+			}
+		}
+		work.CtxPairs += int64(len(keep[n]))
+	}
+}
+
+// labelManyWhite is LabelMany under zwhite: each pair's Eq. 4 is the cosine
+// of its whitened score vectors, summed in the order the sides add them.
+func (e *Engine) labelManyWhite(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
+	out := make([]PairLabel, len(pairs))
+	c, err := e.whiteScorer(st)
+	for n, p := range pairs {
+		var sim float64
+		var w Stats
+		var va []float64
+		if err == nil {
+			var vb []float64
+			va, vb = e.whiteVectors(c, p.A, p.B, p.SetA, p.SetB, &w)
+			sim = Similarity(va, vb, SimilarityCosine)
+		}
+		l := e.Parts(p.A, p.B)
+		l.Context, l.Contexts, l.Work = float64(float32(sim)), len(va), w
+		l.Label = Combine(st, l)
+		out[n] = l
+	}
+	return out, Stats{}
+}
