@@ -294,13 +294,6 @@ func (e *Engine) ctxOnly(lambda map[string]float64) (*CtxScorer, float64, bool) 
 // per side (kept in sd for its later batches), each sentence's f(s) from
 // the scorer's cache, and no cache of scores.
 func (c *CtxScorer) crossScores(sd *Side, others []string, keep [][]int, w float64, out [][]float32, work *Stats) {
-	set := sd.set
-	dim := c.Model.Dim()
-	if sd.u == nil {
-		sd.buf = make([]float32, len(set)*dim)
-		sd.u = make([][]float32, len(set))
-		sd.inv = make([]float32, len(set))
-	}
 	for n, s := range others {
 		out[n] = make([]float32, len(keep[n]))
 		if len(keep[n]) == 0 {
@@ -311,11 +304,25 @@ func (c *CtxScorer) crossScores(sd *Side, others []string, keep [][]int, w float
 			work.SentencesEncoded++
 		}
 		for k, i := range keep[n] {
-			if sd.u[i] == nil {
-				sd.u[i], sd.inv[i] = c.contextSum(sd.buf[i*dim:(i+1)*dim], &set[i], work)
-			}
-			out[n][k] = float32(w * float64(c.Model.ScoreSum(f, sd.u[i], sd.inv[i])))
+			u, inv := c.sideSum(sd, i, work)
+			out[n][k] = float32(w * float64(c.Model.ScoreSum(f, u, inv)))
 		}
 		work.CtxPairs += int64(len(keep[n]))
 	}
+}
+
+// sideSum returns the vector sum of context i of the side's set and its
+// inverse norm (contextSum), computed once per side and kept in sd for the
+// side's later batches.
+func (c *CtxScorer) sideSum(sd *Side, i int, work *Stats) ([]float32, float32) {
+	dim := c.Model.Dim()
+	if sd.u == nil {
+		sd.buf = make([]float32, len(sd.set)*dim)
+		sd.u = make([][]float32, len(sd.set))
+		sd.inv = make([]float32, len(sd.set))
+	}
+	if sd.u[i] == nil {
+		sd.u[i], sd.inv[i] = c.contextSum(sd.buf[i*dim:(i+1)*dim], &sd.set[i], work)
+	}
+	return sd.u[i], sd.inv[i]
 }

@@ -156,21 +156,12 @@ func (e *Engine) whiteVectors(c *CtxScorer, a, b string, setA, setB []Cand, work
 // context are computed from its vector sum, kept in sd for the side's
 // later batches.
 func (e *Engine) labelSideWhite(c *CtxScorer, sd *Side, jobs []SideJob, keep [][]int, ownFirst bool, work *Stats) {
-	set := sd.set
-	dim := c.Model.Dim()
-	if sd.u == nil {
-		sd.buf = make([]float32, len(set)*dim)
-		sd.u = make([][]float32, len(set))
-		sd.inv = make([]float32, len(set))
-	}
 	own := e.whiteOf(c, sd.own, work)
 	for n, j := range jobs {
 		other := e.whiteOf(c, j.Other, work)
 		for _, i := range keep[n] {
-			if sd.u[i] == nil {
-				sd.u[i], sd.inv[i] = c.contextSum(sd.buf[i*dim:(i+1)*dim], &set[i], work)
-			}
-			o, x := own.score(sd.u[i], sd.inv[i]), other.score(sd.u[i], sd.inv[i])
+			u, inv := c.sideSum(sd, i, work)
+			o, x := own.score(u, inv), other.score(u, inv)
 			if ownFirst {
 				j.Sums.add(o, x)
 			} else {
