@@ -74,7 +74,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Output, "output", "", "Vectors directory (default <corpus>/vectors).")
 	fs.StringVar(&c.Terms, "terms", "", "Comma-separated models to encode, of "+method.TermDisc+" and "+method.TermCtx+" (default: every one the model directory holds).")
 	fs.BoolVar(&c.Overwrite, "overwrite", false, "Recompute tables that are already complete.")
-	fs.StringVar(&c.Reuse, "reuse", "", "Another vectors directory, local or gs:// (an earlier version of the corpus, encoded with the same --parquet_shards): "+
+	fs.StringVar(&c.Reuse, "reuse", "", "Another vectors directory, local or gs:// (an earlier version of the corpus, encoded into as many files: --parquet_shards times --parts): "+
 		"the vectors it holds of the same sentences under the same model are copied instead of computed (default: none).")
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Parts, "parts", 1, "Encode in this many pipelines run in turn, each over the sentences whose ID hashes to it: "+
