@@ -144,8 +144,8 @@ type TableSpec struct {
 	Part, Parts int
 }
 
-// fileName is the name of the part's shard i among all the table's files.
-func (t TableSpec) fileName(i int) string {
+// ShardName is the name of the part's shard i among all the table's files.
+func (t TableSpec) ShardName(i int) string {
 	return FileName(t.Part*t.NumShards+i, max(t.Parts, 1)*t.NumShards)
 }
 
@@ -153,7 +153,7 @@ func (t TableSpec) fileName(i int) string {
 // writeParquet), with the rows fill passes to its writer, and returns the
 // file's entry.
 func (t TableSpec) WriteShard(ctx context.Context, i int, fill func(write func(row any) error) error) (FileEntry, error) {
-	return writeParquet(ctx, t.Dir, t.fileName(i), t.Type, t.RowGroupRows, t.RunID, t.Metadata, fill)
+	return writeParquet(ctx, t.Dir, t.ShardName(i), t.Type, t.RowGroupRows, t.RunID, t.Metadata, fill)
 }
 
 // Commit completes the table once every shard is written: it checks that
@@ -169,7 +169,7 @@ func (t TableSpec) Commit(ctx context.Context, reported map[string]FileEntry, se
 	}
 	m := Manifest{SchemaVersion: schemas.Version, Record: t.Type.Name(), RunID: t.RunID, NumShards: t.NumShards}
 	for i := 0; i < t.NumShards; i++ {
-		name := t.fileName(i)
+		name := t.ShardName(i)
 		e, ok := reported[name]
 		switch {
 		case !ok && sent[i] > 0:
@@ -276,8 +276,8 @@ func (t TableSpec) CommitParts(ctx context.Context) (string, error) {
 				rp, m.RunID, len(m.Files), m.Record, t.RunID, t.NumShards)
 		}
 		for i, e := range m.Files {
-			if e.Name != part.fileName(i) {
-				return "", fmt.Errorf("%s: lists %s where %s belongs; no manifest written", rp, e.Name, part.fileName(i))
+			if e.Name != part.ShardName(i) {
+				return "", fmt.Errorf("%s: lists %s where %s belongs; no manifest written", rp, e.Name, part.ShardName(i))
 			}
 		}
 		total.Files = append(total.Files, m.Files...)

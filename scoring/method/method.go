@@ -330,10 +330,8 @@ func Combine(st Settings, p PairLabel) float64 {
 func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, vb []float64, work Stats) {
 	if st.Similarity == SimilarityZWhite {
 		// The whitened scores (see white.go); Compare takes their cosine.
-		if c, err := e.whiteScorer(st); err == nil {
-			va, vb = e.whiteVectors(c, a, b, setA, setB, &work)
-			return va, vb, work
-		}
+		va, vb = e.whiteVectors(e.mustWhiteScorer(st), a, b, setA, setB, &work)
+		return va, vb, work
 	}
 	// Candidates of the other set, for the cross scores.
 	crossA := cloneNew(setB, setA) // contexts of C_b that a still needs

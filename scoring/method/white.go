@@ -147,9 +147,21 @@ func (e *Engine) whiteVectors(c *CtxScorer, a, b string, setA, setB []Cand, work
 			va = append(va, fa.score(u, inv))
 			vb = append(vb, fb.score(u, inv))
 		}
-		work.CtxPairs += 2 * int64(len(set))
 	}
+	work.CtxPairs += 2 * int64(len(va))
 	return va, vb
+}
+
+// mustWhiteScorer is whiteScorer for callers that cannot return an error:
+// Engine.Check refuses such settings before any label is made, so reaching
+// here with them is a caller's bug, not bad input, and no label is made
+// from scores zwhite does not define.
+func (e *Engine) mustWhiteScorer(st Settings) *CtxScorer {
+	c, err := e.whiteScorer(st)
+	if err != nil {
+		panic(fmt.Sprintf("%v (Engine.Check was not called)", err))
+	}
+	return c
 }
 
 // labelSideWhite is LabelSide under zwhite: both sentences' scores of each
@@ -168,7 +180,7 @@ func (e *Engine) labelSideWhite(c *CtxScorer, sd *Side, jobs []SideJob, keep [][
 				j.Sums.add(x, o)
 			}
 		}
-		work.CtxPairs += int64(len(keep[n]))
+		work.CtxPairs += 2 * int64(len(keep[n])) // the own score too: the set's is not zwhite's
 	}
 }
 
@@ -176,18 +188,12 @@ func (e *Engine) labelSideWhite(c *CtxScorer, sd *Side, jobs []SideJob, keep [][
 // of its whitened score vectors, summed in the order the sides add them.
 func (e *Engine) labelManyWhite(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
 	out := make([]PairLabel, len(pairs))
-	c, err := e.whiteScorer(st)
+	c := e.mustWhiteScorer(st)
 	for n, p := range pairs {
-		var sim float64
 		var w Stats
-		var va []float64
-		if err == nil {
-			var vb []float64
-			va, vb = e.whiteVectors(c, p.A, p.B, p.SetA, p.SetB, &w)
-			sim = Similarity(va, vb, SimilarityCosine)
-		}
+		va, vb := e.whiteVectors(c, p.A, p.B, p.SetA, p.SetB, &w)
 		l := e.Parts(p.A, p.B)
-		l.Context, l.Contexts, l.Work = float64(float32(sim)), len(va), w
+		l.Context, l.Contexts, l.Work = float64(float32(Similarity(va, vb, SimilarityCosine))), len(va), w
 		l.Label = Combine(st, l)
 		out[n] = l
 	}

@@ -9,33 +9,8 @@ import "math"
 // xs (alpha 0); with p = 0, W is the identity.
 func Whitening(xs [][]float32, p, alpha float64) (mu, w []float64) {
 	d := len(xs[0])
-	mu = make([]float64, d)
-	for _, g := range xs {
-		for j, x := range g {
-			mu[j] += float64(x)
-		}
-	}
-	for j := range mu {
-		mu[j] /= float64(len(xs))
-	}
-	cov := make([]float64, d*d)
-	x := make([]float64, d)
-	for _, g := range xs {
-		for j := range x {
-			x[j] = float64(g[j]) - mu[j]
-		}
-		for i := range d {
-			xi := x[i]
-			row := cov[i*d : i*d+d]
-			for j := range d {
-				row[j] += xi * x[j]
-			}
-		}
-	}
+	mu, cov := Covariance(xs)
 	var tr float64
-	for i := range cov {
-		cov[i] /= float64(len(xs))
-	}
 	for i := range d {
 		tr += cov[i*d+i]
 	}
@@ -57,6 +32,39 @@ func Whitening(xs [][]float32, p, alpha float64) (mu, w []float64) {
 		}
 	}
 	return mu, w
+}
+
+// Covariance returns the mean of the vectors xs (all of one length d) and
+// their covariance (row-major d x d, divided by len(xs)).
+func Covariance(xs [][]float32) (mu, cov []float64) {
+	d := len(xs[0])
+	mu = make([]float64, d)
+	for _, g := range xs {
+		for j, x := range g {
+			mu[j] += float64(x)
+		}
+	}
+	for j := range mu {
+		mu[j] /= float64(len(xs))
+	}
+	cov = make([]float64, d*d)
+	x := make([]float64, d)
+	for _, g := range xs {
+		for j := range x {
+			x[j] = float64(g[j]) - mu[j]
+		}
+		for i := range d {
+			xi := x[i]
+			row := cov[i*d : i*d+d]
+			for j := range d {
+				row[j] += xi * x[j]
+			}
+		}
+	}
+	for i := range cov {
+		cov[i] /= float64(len(xs))
+	}
+	return mu, cov
 }
 
 // SymEigen diagonalises the symmetric d x d matrix a (row-major, not

@@ -165,9 +165,14 @@ func (f *encodeShardFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents func(*schemas.Sentence) bool) (string, error) {
-	t := storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: reflect.TypeOf(schemas.SentenceVector{}),
+// spec is the table (of the part) the shards are written to.
+func (f *encodeShardFn) spec() storage.TableSpec {
+	return storage.TableSpec{Dir: f.Dir, NumShards: f.NumShards, Type: reflect.TypeOf(schemas.SentenceVector{}),
 		RunID: f.RunID, RowGroupRows: f.RowGroupRows, Part: f.Part, Parts: f.Parts}
+}
+
+func (f *encodeShardFn) ProcessElement(ctx context.Context, shard int, sents func(*schemas.Sentence) bool) (string, error) {
+	t := f.spec()
 	f.ids, f.texts = f.ids[:0], f.texts[:0]
 	prev, err := f.previous(ctx, shard)
 	if err != nil {
@@ -208,10 +213,8 @@ func (f *encodeShardFn) previous(ctx context.Context, shard int) (map[string][]f
 	}
 	out := map[string][]float32{}
 	// The reused table has as many files as this one's parts together,
-	// and a sentence's file is the same in both (see KeyByShardPart).
-	parts := max(f.Parts, 1)
-	name := storage.FileName(f.Part*f.NumShards+shard, parts*f.NumShards)
-	_, err := storage.ScanFile(ctx, storage.Join(f.reuse, name), func(v schemas.SentenceVector) bool {
+	// and a sentence's file has the same name in both (see KeyByShardPart).
+	_, err := storage.ScanFile(ctx, storage.Join(f.reuse, f.spec().ShardName(shard)), func(v schemas.SentenceVector) bool {
 		out[v.SentenceID] = v.Vector
 		return true
 	})

@@ -192,18 +192,7 @@ func bagCosine(m *contrast.Model, a, b string) float64 {
 	for i, r := range rb {
 		vb[r] += float64(wb[i])
 	}
-	var ab, aa, bb float64
-	for r, x := range va {
-		ab += x * vb[r]
-		aa += x * x
-	}
-	for _, y := range vb {
-		bb += y * y
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
+	return mapCosine(va, vb)
 }
 
 // align is the F1 of greedy word matching: each token of one sentence
@@ -243,27 +232,7 @@ func align(m *contrast.Model, vec func(int32) []float32, a, b string, pw float64
 // (power iteration with deflation on the covariance).
 func principal(vs [][]float32, k int) ([]float32, [][]float32) {
 	d := len(vs[0])
-	mu := make([]float64, d)
-	for _, v := range vs {
-		for j, x := range v {
-			mu[j] += float64(x)
-		}
-	}
-	for j := range mu {
-		mu[j] /= float64(len(vs))
-	}
-	cov := make([]float64, d*d)
-	x := make([]float64, d)
-	for _, v := range vs {
-		for j := range x {
-			x[j] = float64(v[j]) - mu[j]
-		}
-		for i := range d {
-			for j := range d {
-				cov[i*d+j] += x[i] * x[j]
-			}
-		}
-	}
+	mu, cov := stats.Covariance(vs)
 	var out [][]float32
 	r := rand.New(rand.NewPCG(5, 6))
 	for range k {
@@ -627,6 +596,8 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		put("LI Eq4 random, pearson", i, method.Similarity(l1, l2, "pearson"))
 		put("bilinear Eq4 random, pearson", i, method.Similarity(b1, b2, "pearson"))
 		var la, lb, ba, bb []float64
+		var ukeys []string // C = C_1 + C_2, each context once
+		var ug [][]float32 // and their g(c)
 		seen := map[string]bool{}
 		for _, x := range []set{sets[p.S1], sets[p.S2]} {
 			for j, k := range x.keys {
@@ -634,6 +605,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 					continue
 				}
 				seen[k] = true
+				ukeys, ug = append(ukeys, k), append(ug, x.g[j])
 				if *liScorer {
 					la = append(la, ws.recall(t1, x.t[j]))
 					lb = append(lb, ws.recall(t2, x.t[j]))
@@ -652,21 +624,14 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 			wr1, wr2 := whRef[k][p.S1], whRef[k][p.S2]
 			put(fmt.Sprintf("white p=%g Eq4 random, pearson", whP[k]), i, method.Similarity(wr1, wr2, "pearson"))
 			var wa, wb []float64
-			seen := map[string]bool{}
-			for _, x := range []set{sets[p.S1], sets[p.S2]} {
-				for j, key := range x.keys {
-					if seen[key] {
-						continue
-					}
-					seen[key] = true
-					gw, ok := whG[k][key]
-					if !ok {
-						gw = wh.apply(x.g[j])
-						whG[k][key] = gw
-					}
-					wa = append(wa, dot64(f1, gw))
-					wb = append(wb, dot64(f2, gw))
+			for u, key := range ukeys {
+				gw, ok := whG[k][key]
+				if !ok {
+					gw = wh.apply(ug[u])
+					whG[k][key] = gw
 				}
+				wa = append(wa, dot64(f1, gw))
+				wb = append(wb, dot64(f2, gw))
 			}
 			put(fmt.Sprintf("white p=%g Eq4 retrieved, pearson", whP[k]), i, method.Similarity(wa, wb, "pearson"))
 			for _, nr := range []int{50, 200, 1000} {

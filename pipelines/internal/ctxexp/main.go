@@ -350,20 +350,7 @@ func lexicalVariants(m *contrast.Model, pairs []sts.Pair, report func(string, []
 		}
 		return v
 	}
-	cosv := func(a, b vec) float64 {
-		var ab, aa, bb float64
-		for w, x := range a {
-			ab += x * b[w]
-			aa += x * x
-		}
-		for _, y := range b {
-			bb += y * y
-		}
-		if aa == 0 || bb == 0 {
-			return 0
-		}
-		return ab / math.Sqrt(aa*bb)
-	}
+	cosv := mapCosine[string]
 	plain := make([]float64, len(pairs))
 	stemmed := make([]float64, len(pairs))
 	for i, p := range pairs {

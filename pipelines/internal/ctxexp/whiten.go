@@ -209,7 +209,8 @@ func charCosine(a, b string, n int) float64 {
 	return mapCosine(bag(a), bag(b))
 }
 
-func mapCosine(x, y map[string]float64) float64 {
+// mapCosine is the cosine of two sparse vectors held as maps.
+func mapCosine[K comparable](x, y map[K]float64) float64 {
 	var xy, xx, yy float64
 	for k, v := range x {
 		xy += v * y[k]
