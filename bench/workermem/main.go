@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ func main() {
 	corpus := flag.String("corpus", "", "A bin/index output directory (chunks/, index/, and vectors/ from bin/encode), or several, comma-separated.")
 	models := flag.String("model", "", "The model directory the harvest uses.")
 	mapped := flag.Bool("mapped", false, "Load the chunk store and the stored vectors as bin/harvest --map_corpus does: their strings and vectors in memory maps of local files, not the heap.")
+	memprofile := flag.String("memprofile", "", "Write a heap profile here after loading (go tool pprof -sample_index=inuse_space).")
 	flag.Parse()
 	if *corpus == "" || *models == "" {
 		fmt.Fprintln(os.Stderr, "usage: workermem -corpus DIR -model DIR")
@@ -83,6 +85,12 @@ func main() {
 		fmt.Printf("stored vectors of %s: %+v\n", c, n)
 	}
 	report("+ stored sentence vectors")
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		fail(err)
+		fail(pprof.WriteHeapProfile(f))
+		fail(f.Close())
+	}
 	runtime.KeepAlive(st)
 	runtime.KeepAlive(e)
 }
