@@ -87,12 +87,14 @@ type Engine struct {
 	// counting) them again.
 	refBusy map[string]chan struct{}
 
-	// white is Eq. 4's whitening under zwhite (see white.go), built once;
-	// whiteVecs caches W f(s) by sentence.
-	whiteOnce sync.Once
-	white     *whitening
-	whiteMu   sync.Mutex
-	whiteVecs map[string]whiteVec
+	// whiteSample are the models' whitening contexts (white.json); white
+	// is Eq. 4's whitening under zwhite over them (see white.go), built
+	// once; whiteVecs caches W f(s) by sentence.
+	whiteSample []Cand
+	whiteOnce   sync.Once
+	white       *whitening
+	whiteMu     sync.Mutex
+	whiteVecs   map[string]whiteVec
 }
 
 type cached struct {
@@ -167,6 +169,11 @@ func (e *Engine) Check(st Settings) error {
 	if st.Similarity == SimilarityZWhite {
 		if _, err := e.whiteScorer(st); err != nil {
 			return err
+		}
+		if len(e.whiteSample) < 2 {
+			return fmt.Errorf("harvest: similarity %q needs the models' whitening contexts (%s), which the model directory lacks; "+
+				"write them with bin/train --contexts_only (the training's --input and --seed), or choose --similarity=%s",
+				SimilarityZWhite, WhiteFile, SimilarityZRef)
 		}
 	}
 	if (st.Labeler == LabelerEnsemble || st.Labeler == LabelerAligned) && (e.embedder() == nil || e.aligner() == nil) {

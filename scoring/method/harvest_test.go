@@ -70,7 +70,7 @@ func testModels(t *testing.T, chunks []schemas.Chunk) *Models {
 		t.Fatal(err)
 	}
 	return &Models{Tok: tok, Disc: dm, Gen: gm, Ctx: cm, Window: 2,
-		Reference: examples.ReferenceContexts(docs, 30, 2, 1)}
+		Reference: examples.ReferenceContexts(docs, 30, 2, 1), White: examples.ReferenceContexts(docs, 60, 2, 3)}
 }
 
 func testEngine(t *testing.T, chunks []schemas.Chunk) *Engine {
@@ -224,7 +224,9 @@ func TestScoreMatchesModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := noCtx.Check(Defaults()); err == nil || !strings.Contains(err.Error(), "reference contexts") {
+	zref := Defaults()
+	zref.Similarity = SimilarityZRef
+	if err := noCtx.Check(zref); err == nil || !strings.Contains(err.Error(), "reference contexts") {
 		t.Fatalf("zref without reference contexts: %v", err)
 	}
 	st := Defaults()
@@ -523,6 +525,25 @@ func TestOverrides(t *testing.T) {
 	if s, err := (Overrides{GenPrecision: "bf16"}).Apply(Paper()); err != nil || s.GenPrecision != "bf16" ||
 		!strings.Contains(s.JSON(), `"gen_precision":"bf16"`) {
 		t.Fatalf("bf16: %s, %v", s.JSON(), err)
+	}
+	// The default's zwhite is defined for the contrastive term alone: other
+	// weights read it as zref unless zwhite is asked for by name, which the
+	// engine then refuses (TestZWhiteNeedsCtxAlone).
+	if Defaults().Similarity != SimilarityZWhite {
+		t.Fatalf("default similarity %s", Defaults().Similarity)
+	}
+	for lambda, want := range map[string]string{"ctx:2": SimilarityZWhite, "ctx:1,disc:0": SimilarityZWhite,
+		"ctx:1,disc:1": SimilarityZRef, "disc:1,to_s:1": SimilarityZRef} {
+		s, err := (Overrides{Lambda: lambda}).Apply(Defaults())
+		if err != nil || s.Similarity != want {
+			t.Fatalf("lambda %s: similarity %s (%v), want %s", lambda, s.Similarity, err, want)
+		}
+		if s, _ := (Overrides{Lambda: lambda, Similarity: SimilarityZWhite}).Apply(Defaults()); s.Similarity != SimilarityZWhite {
+			t.Fatalf("lambda %s: an explicit zwhite became %s", lambda, s.Similarity)
+		}
+	}
+	if s, _ := (Overrides{Lambda: "disc:1"}).Apply(Paper()); s.Similarity != SimilarityCosine {
+		t.Fatalf("the paper's cosine became %s", s.Similarity)
 	}
 	for _, o := range []Overrides{{Lambda: "1,1"}, {Lambda: "ctx:a"}, {Lambda: "ctx:0"}, {Lambda: "ctx:1,ctx:2"}, {Lambda: ":1"},
 		{Lambda: "ctx:NaN"}, {SetSize: 2000}, {Similarity: "dot"}, {Labeler: "x"}, {GenPrecision: "fp16"}} {
@@ -853,5 +874,80 @@ func TestContextCacheKeepsContextsApart(t *testing.T) {
 			}
 			seen[cd.ctx] = cd.Key()
 		}
+	}
+}
+
+// TestZWhiteNeedsCtxAlone checks that the engine refuses zwhite asked for
+// by name with weights beyond the contrastive term, with an error that
+// names the cure, and accepts the defaults.
+func TestZWhiteNeedsCtxAlone(t *testing.T) {
+	e, _ := testEngineModels(t, testChunks(8))
+	if err := e.Check(Defaults()); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	st := Defaults()
+	st.Lambda = map[string]float64{TermCtx: 1, TermDisc: 1}
+	err := e.Check(st)
+	if err == nil || !strings.Contains(err.Error(), "--lambda=ctx:1") || !strings.Contains(err.Error(), "zref") {
+		t.Fatalf("zwhite with ctx and disc: %v", err)
+	}
+	if err := e.Check(st.WithTermsSimilarity()); err != nil {
+		t.Fatalf("the same weights read as zref: %v", err)
+	}
+}
+
+// TestZWhiteDependsOnModelsOnly checks that zwhite labels a pair the same
+// over stores that hold the same chunks in another order, or more chunks
+// (its whitening comes from the models' white.json, not the corpus), and
+// that models without whitening contexts are refused with the cure named.
+func TestZWhiteDependsOnModelsOnly(t *testing.T) {
+	useGoBackend(t)
+	chunks := testChunks(16)
+	m := testModels(t, chunks)
+	label := func(cs []schemas.Chunk) PairLabel {
+		st := NewStore()
+		for _, c := range cs {
+			if err := st.Add(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := m.Engine(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Defaults()
+		s.Rerank, s.SetSize = 20, 6
+		if err := e.Check(s); err != nil {
+			t.Fatal(err)
+		}
+		var hits []schemas.Hit
+		for _, c := range chunks {
+			hits = append(hits, schemas.Hit{ChunkID: c.ID})
+		}
+		a, b := "the cat sat on a mat.", "a dog ran in the park."
+		setA, _ := e.ContextSet(a, hits, s, 1)
+		setB, _ := e.ContextSet(b, hits[3:], s, 2)
+		return e.Label(a, b, setA, setB, s)
+	}
+	want := label(chunks)
+	rev := slices.Clone(chunks)
+	slices.Reverse(rev)
+	more := append(slices.Clone(chunks), testChunks(40)[16:]...)
+	for name, cs := range map[string][]schemas.Chunk{"reversed": rev, "more chunks": more} {
+		if got := label(cs); got.Label != want.Label || got.Context != want.Context {
+			t.Errorf("%s: label %v (Eq. 4 %v), want %v (%v)", name, got.Label, got.Context, want.Label, want.Context)
+		}
+	}
+	if want.Context == 0 || want.Contexts == 0 {
+		t.Fatalf("nothing compared: %+v", want)
+	}
+	bare := *m
+	bare.White = nil
+	e, err := bare.Engine(NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(Defaults()); err == nil || !strings.Contains(err.Error(), WhiteFile) || !strings.Contains(err.Error(), "--contexts_only") {
+		t.Fatalf("zwhite without whitening contexts: %v", err)
 	}
 }

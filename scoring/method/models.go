@@ -42,6 +42,10 @@ type Models struct {
 	// a fixed sample of training contexts against which the "zref" reading
 	// of Eq. 4 standardises a sentence's scores. Nil when absent.
 	Reference []examples.Context
+	// White are the whitening contexts of the models (white.json): a fixed
+	// sample of training contexts over which the "zwhite" reading of Eq. 4
+	// whitens the contrastive model's context vectors. Nil when absent.
+	White []examples.Context
 
 	// vectorKeys are the keys of the models' sentence vectors, by term
 	// (see VectorScorer); empty for models not loaded from files.
@@ -51,8 +55,26 @@ type Models struct {
 // ReferenceFile holds a model directory's reference contexts.
 const ReferenceFile = "reference.json"
 
+// WhiteFile holds a model directory's whitening contexts: a fixed sample
+// of training contexts over which zwhite measures the covariance of the
+// contrastive model's context vectors, so that zwhite depends on the
+// models alone, not on the corpus harvested or the order it is read in.
+const WhiteFile = "white.json"
+
+// WhiteContexts is the number of whitening contexts bin/train draws.
+const WhiteContexts = 4096
+
 // SaveReference writes the reference contexts into dir.
 func SaveReference(dir string, ctxs []examples.Context) error {
+	return saveContexts(dir, ReferenceFile, ctxs)
+}
+
+// SaveWhite writes the whitening contexts into dir.
+func SaveWhite(dir string, ctxs []examples.Context) error {
+	return saveContexts(dir, WhiteFile, ctxs)
+}
+
+func saveContexts(dir, file string, ctxs []examples.Context) error {
 	b, err := json.Marshal(map[string]any{"contexts": ctxs})
 	if err != nil {
 		return err
@@ -60,12 +82,13 @@ func SaveReference(dir string, ctxs []examples.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return bundle.WriteAtomic(filepath.Join(dir, ReferenceFile), append(b, '\n'))
+	return bundle.WriteAtomic(filepath.Join(dir, file), append(b, '\n'))
 }
 
-// loadReference reads dir's reference contexts; a missing file gives nil.
-func loadReference(dir string) ([]examples.Context, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ReferenceFile))
+// loadContexts reads dir's contexts file (ReferenceFile, WhiteFile); a
+// missing file gives nil.
+func loadContexts(dir, file string) ([]examples.Context, error) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -76,11 +99,11 @@ func loadReference(dir string) ([]examples.Context, error) {
 		Contexts []examples.Context `json:"contexts"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReferenceFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
 	}
 	for i, c := range f.Contexts {
 		if len(c.Left) == 0 || len(c.Right) == 0 {
-			return nil, fmt.Errorf("%s: context %d lacks a side", filepath.Join(dir, ReferenceFile), i)
+			return nil, fmt.Errorf("%s: context %d lacks a side", filepath.Join(dir, file), i)
 		}
 	}
 	return f.Contexts, nil
@@ -151,15 +174,20 @@ func LoadModels(dir string) (*Models, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("models: %s holds no trained model (ctx.json, disc.json or gen.json); train them with bin/train", dir)
 	}
-	ref, err := loadReference(dir)
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
-	}
-	if ref != nil {
-		m.Reference = ref
-		rb, _ := json.Marshal(ref)
-		rs := sha256.Sum256(rb)
-		parts = append(parts, "reference:"+hex.EncodeToString(rs[:]))
+	for _, f := range []struct {
+		file, part string
+		dst        *[]examples.Context
+	}{{ReferenceFile, "reference", &m.Reference}, {WhiteFile, "white", &m.White}} {
+		ctxs, err := loadContexts(dir, f.file)
+		if err != nil {
+			return nil, fmt.Errorf("models: %w", err)
+		}
+		if ctxs != nil {
+			*f.dst = ctxs
+			rb, _ := json.Marshal(ctxs)
+			rs := sha256.Sum256(rb)
+			parts = append(parts, f.part+":"+hex.EncodeToString(rs[:]))
+		}
 	}
 	windows := map[int]bool{}
 	if m.Ctx != nil {
@@ -236,13 +264,16 @@ func (m *Models) Scorers(st *Store) []Scorer {
 }
 
 // Engine returns an engine over the stored chunks scoring with every
-// loaded model, with the models' reference contexts (which it adds to the
-// store, apart from the corpus chunks).
+// loaded model, with the models' reference and whitening contexts (which
+// it adds to the store, apart from the corpus chunks).
 func (m *Models) Engine(st *Store) (*Engine, error) {
-	var ids []string
-	var slots []int32
+	var ids, wids []string
+	var slots, wslots []int32
 	if m.Reference != nil {
-		ids, slots = st.addReference(m.Reference)
+		ids, slots = st.addReference("ref", m.Reference)
+	}
+	if m.White != nil {
+		wids, wslots = st.addReference("white", m.White)
 	}
 	e, err := NewEngine(st, m.Window, m.Scorers(st)...)
 	if err != nil {
@@ -251,6 +282,10 @@ func (m *Models) Engine(st *Store) (*Engine, error) {
 	for i, id := range ids {
 		c, _ := st.chunk(id)
 		e.reference = append(e.reference, e.cand(id, int32(i), c, int(slots[i])))
+	}
+	for i, id := range wids {
+		c, _ := st.chunk(id)
+		e.whiteSample = append(e.whiteSample, e.cand(id, int32(i), c, int(wslots[i])))
 	}
 	return e, nil
 }

@@ -53,8 +53,11 @@ type Overrides struct {
 	// preset's weights.
 	Lambda      string
 	NoDiversity bool
-	Similarity  string
-	Labeler     string
+	// Similarity replaces the preset's; when empty, a preset's zwhite is
+	// read as zref if the weights are not the contrastive term alone
+	// (Settings.WithTermsSimilarity).
+	Similarity string
+	Labeler    string
 	// GenPrecision is "fp32" or "bf16" (Settings.GenPrecision).
 	GenPrecision string
 }
@@ -118,6 +121,8 @@ func (o Overrides) Apply(s Settings) (Settings, error) {
 	}
 	if o.Similarity != "" {
 		s.Similarity = o.Similarity
+	} else {
+		s = s.WithTermsSimilarity()
 	}
 	if o.Labeler != "" {
 		s.Labeler = o.Labeler

@@ -118,13 +118,13 @@ func layoutStep(h uint64, id string, n int) uint64 {
 	return h
 }
 
-// addReference stores the reference contexts as chunks of their own,
-// "ref:<i>", whose slot (the sentence left blank) is len(Left); they are
-// not among the corpus chunks (Len, ChunkIDAt). It returns their
-// candidates' chunk IDs and slots.
-func (st *Store) addReference(ctxs []examples.Context) (ids []string, slots []int32) {
+// addReference stores the models' contexts (reference or whitening) as
+// chunks of their own, "<kind>:<i>", whose slot (the sentence left blank)
+// is len(Left); they are not among the corpus chunks (Len, ChunkIDAt). It
+// returns their candidates' chunk IDs and slots.
+func (st *Store) addReference(kind string, ctxs []examples.Context) (ids []string, slots []int32) {
 	for i, c := range ctxs {
-		id := fmt.Sprintf("ref:%d", i)
+		id := fmt.Sprintf("%s:%d", kind, i)
 		ids, slots = append(ids, id), append(slots, int32(len(c.Left)))
 		if _, ok := st.chunks[id]; ok {
 			continue

@@ -2,6 +2,7 @@ package method
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 	"github.com/ctxsim/ctxsim/scoring/stats"
@@ -11,24 +12,20 @@ import (
 // S(s, c) = f(s)·g(c)/τ, Eq. 4 is a cosine of f(s1) and f(s2) under the
 // metric Σ_c g(c)g(c)ᵀ of the contexts compared: the few directions in
 // which all contexts' vectors vary most dominate it. zwhite first maps the
-// context vectors by W = Σ^(-1/2), Σ their covariance over a fixed random
-// sample of the corpus's contexts (shrunk a little towards its mean
-// eigenvalue), after removing the sample's mean μ, so that over contexts
-// drawn like the sample Eq. 4 is the cosine of f(s1) and f(s2) itself, and
+// context vectors by W = Σ^(-1/2), Σ their covariance over the models'
+// whitening contexts (white.json: a fixed random sample of training
+// contexts, so that the labels depend on the models alone; shrunk a little
+// towards its mean eigenvalue), after removing the sample's mean μ, so
+// that over contexts drawn like the sample Eq. 4 is the cosine of f(s1)
+// and f(s2) itself, and
 // over retrieved contexts it weighs the directions in which those
 // contexts differ more than contexts at large. A score is
 // x(s, c) = (W f(s))·(g(c) - μ) (W is symmetric); with f(s) of unit
 // length its spread over the sample is 1, so this is also zref's
 // standardisation, over the sample instead of the reference contexts.
 
-const (
-	// whiteSample is the number of contexts drawn from the store for Σ.
-	whiteSample = 4096
-	// whiteShrink pulls Σ towards its mean eigenvalue: (1-a)Σ + a·tr(Σ)/d·I.
-	whiteShrink = 0.05
-	// whiteSeed draws the sample (RandomCandidates).
-	whiteSeed = 0x7768697465 // "white"
-)
+// whiteShrink pulls Σ towards its mean eigenvalue: (1-a)Σ + a·tr(Σ)/d·I.
+const whiteShrink = 0.05
 
 // whitening is W (row-major) and μ of one engine's store and model.
 type whitening struct {
@@ -42,10 +39,10 @@ type whiteVec struct {
 }
 
 // whitened returns the engine's whitening for the contrastive scorer c,
-// built on first use from whiteSample contexts of the store.
+// built on first use from the models' whitening contexts.
 func (e *Engine) whitened(c *CtxScorer, work *Stats) *whitening {
 	e.whiteOnce.Do(func() {
-		cands := e.RandomCandidates(whiteSample, whiteSeed)
+		cands := slices.Clone(e.whiteSample)
 		d := c.Model.Dim()
 		gs := make([][]float32, 0, len(cands))
 		buf := make([]float32, d)
@@ -123,8 +120,8 @@ func (v whiteVec) score(u []float32, inv float32) float64 {
 func (e *Engine) whiteScorer(st Settings) (*CtxScorer, error) {
 	cs, _, ok := e.ctxOnly(st.Lambda)
 	if !ok {
-		return nil, fmt.Errorf("harvest: similarity %q needs the contrastive model's term alone (--lambda=%s:1), got lambda %s",
-			SimilarityZWhite, TermCtx, FormatLambda(st.Lambda))
+		return nil, fmt.Errorf("harvest: similarity %q needs the contrastive model's term alone (--lambda=%s:1), got lambda %s; "+
+			"for other terms choose --similarity=%s", SimilarityZWhite, TermCtx, FormatLambda(st.Lambda), SimilarityZRef)
 	}
 	return cs, nil
 }
@@ -189,6 +186,7 @@ func (e *Engine) labelSideWhite(c *CtxScorer, sd *Side, jobs []SideJob, keep [][
 func (e *Engine) labelManyWhite(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
 	out := make([]PairLabel, len(pairs))
 	c := e.mustWhiteScorer(st)
+	var all Stats
 	for n, p := range pairs {
 		var w Stats
 		va, vb := e.whiteVectors(c, p.A, p.B, p.SetA, p.SetB, &w)
@@ -196,6 +194,12 @@ func (e *Engine) labelManyWhite(pairs []PairInput, st Settings) ([]PairLabel, St
 		l.Context, l.Contexts, l.Work = float64(float32(Similarity(va, vb, SimilarityCosine))), len(va), w
 		l.Label = Combine(st, l)
 		out[n] = l
+		all.add(w)
 	}
+	// The engine's counts include this work, as ScoreMany's do under the
+	// other similarities.
+	e.mu.Lock()
+	e.stats.add(all)
+	e.mu.Unlock()
 	return out, Stats{}
 }

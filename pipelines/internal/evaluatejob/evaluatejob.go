@@ -29,11 +29,11 @@ import (
 
 // Usage is the job's description, printed by -help above the flags.
 const Usage = `
-evaluate: STS pairs -> Origin labels (Eq. 4), the hybrid, and baselines -> Spearman x100.
+evaluate: STS pairs -> Origin labels (Eq. 4), the labeler's, and baselines -> Spearman x100.
 
 The settings are --preset plus overrides, as in bin/harvest, but --preset
 defaults to small here: the harvest's default method (the contrastive
-context model, Eq. 4 as zref, the hybrid labeler) at top_k 2000, rerank 200,
+context model, Eq. 4 as zwhite, the aligned labeler) at top_k 2000, rerank 200,
 set_size 100, a tenth of the depth of the harvest's default (--preset=default).
 
 Reads a TSV with a header and the columns score, s1, s2 (further columns are

@@ -38,7 +38,8 @@ const VariantHelp = `  origin           the settings given (--preset plus overri
   no_diversity     without the one-per-chunk and Jaccard constraints
   set_N            |C_s| = N (R raised to 2N when smaller)
   pearson, cosine,
-  zref             Eq. 4 with this similarity
+  zref, zwhite     Eq. 4 with this similarity (variants that change the
+                   terms read zwhite as zref: it needs the ctx term alone)
   hybrid, ensemble,
   aligned          the label under this labeler (Eq. 4 is the same as origin's)
   lambda(t:w,...)  Eq. 3 with these weights, e.g. lambda(ctx:1,disc:0.5)
@@ -420,7 +421,8 @@ func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 				s.RandomContexts = true
 			case n == "no_diversity":
 				s.Diversity = false
-			case n == "pearson" || n == "cosine" || n == "zref":
+			case n == method.SimilarityPearson || n == method.SimilarityCosine || n == method.SimilarityZRef ||
+				n == method.SimilarityZWhite:
 				s.Similarity = n
 			case n == method.LabelerHybrid || n == method.LabelerEnsemble || n == method.LabelerAligned:
 				s.Labeler = n
@@ -442,6 +444,13 @@ func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 			default:
 				return nil, fmt.Errorf("--variants: unknown variant %q", n)
 			}
+		}
+		// A variant that changes the terms reads the base's zwhite as zref
+		// (zwhite is defined for the contrastive term alone); the zwhite
+		// variant asks for it by name, and the engine refuses it where the
+		// terms are others.
+		if n != method.SimilarityZWhite {
+			s = s.WithTermsSimilarity()
 		}
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("variant %s: %w", n, err)

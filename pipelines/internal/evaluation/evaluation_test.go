@@ -32,6 +32,17 @@ func TestMakeVariants(t *testing.T) {
 	if l := vs[2].Settings.Lambda; l["disc"] != 0.5 || l["ctx"] != 1 || len(l) != 2 {
 		t.Fatalf("lambda %v", l)
 	}
+	// zwhite is defined for the ctx term alone: a variant that adds others
+	// reads the base's zwhite as zref, and one that keeps ctx alone keeps it.
+	if base.Similarity != method.SimilarityZWhite || vs[2].Settings.Similarity != method.SimilarityZRef ||
+		vs[3].Settings.Similarity != method.SimilarityZWhite {
+		t.Fatalf("similarities: base %s, lambda(ctx:1,disc:0.5) %s, rerank_by(disc) %s", base.Similarity,
+			vs[2].Settings.Similarity, vs[3].Settings.Similarity)
+	}
+	if z, err := MakeVariants(base, []string{"zref", "zwhite"}); err != nil || z[0].Settings.Similarity != method.SimilarityZRef ||
+		z[1].Settings.Similarity != method.SimilarityZWhite {
+		t.Fatalf("zref, zwhite: %+v %v", z, err)
+	}
 	if vs[3].Settings.RerankBy != "disc" || vs[4].Settings.SetSize != 600 || vs[4].Settings.Rerank != 1200 ||
 		vs[5].Settings.Similarity != "cosine" || !vs[6].Settings.RandomContexts || vs[7].Settings.Diversity ||
 		vs[8].Settings.SetSize != 30 {

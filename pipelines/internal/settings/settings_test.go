@@ -67,14 +67,14 @@ func TestHelpStatesThePresets(t *testing.T) {
 	Register(fs, "small")
 	preset := fs.Lookup("preset").Usage
 	for _, want := range []string{`this job's default is "small"`,
-		"default, demo, small: Eq. 3 ctx:1 reranked by ctx, Eq. 4 as zref, the aligned labeler",
+		"default, demo, small: Eq. 3 ctx:1 reranked by ctx, Eq. 4 as zwhite, the aligned labeler",
 		"paper, paper_demo, paper_small: Eq. 3 disc:1,to_left:1,to_right:1,to_s:1 reranked by disc, Eq. 4 as cosine, the origin labeler",
 		"default, paper 20000/1000/500"} {
 		if !strings.Contains(preset, want) {
 			t.Errorf("--preset help lacks %q:\n%s", want, preset)
 		}
 	}
-	for name, want := range map[string]string{"similarity": "zref", "labeler": "default, demo, small: aligned", "rerank_by": "default, demo, small: ctx"} {
+	for name, want := range map[string]string{"similarity": "default, demo, small: zwhite", "labeler": "default, demo, small: aligned", "rerank_by": "default, demo, small: ctx"} {
 		if u := fs.Lookup(name).Usage; !strings.Contains(u, want) {
 			t.Errorf("--%s help lacks %q:\n%s", name, want, u)
 		}

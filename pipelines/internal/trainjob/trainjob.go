@@ -46,8 +46,10 @@ by --models:
   gen   the encoder-decoder infilling model (Eq. 2, one model for the three
         directions); writes gen.*
 disc and gen also train a byte-level BPE tokenizer (tokenizer.json). Every
-run also writes reference.json, a fixed sample of training contexts (the zref
-reading of Eq. 4 standardises a sentence's scores over them). Every
+run also writes reference.json and white.json, fixed samples of training
+contexts (the zref reading of Eq. 4 standardises a sentence's scores over
+the first; zwhite whitens the context model's vectors over the second).
+Every
 model is checked on held-out documents: the rank of a sentence's true
 context among 20 and 100 (random and same-document distractors), per term,
 beside its own loss. Writes train-results.json (or
@@ -77,6 +79,7 @@ type Config struct {
 	Resume            bool    // --resume
 	Models            string  // --models
 	ReferenceContexts int     // --reference_contexts
+	ContextsOnly      bool    // --contexts_only
 	RankTasks         int     // --rank_tasks
 	Threads           int     // --threads
 	CtxDim            int     // --ctx_dim
@@ -110,6 +113,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.CheckpointEvery, "checkpoint_every", 0, "Steps between checkpoints in <output>/checkpoint (0: at each evaluation).")
 	fs.BoolVar(&c.Resume, "resume", false, "Resume from <output>/checkpoint if it exists; the result equals an uninterrupted run.")
 	fs.StringVar(&c.Models, "models", "ctx", "Which models to train, comma-separated: ctx, disc, gen. Jobs on the same --output can train them in parallel; the tokenizer is deterministic, so disc and gen jobs write the same one.")
+	fs.BoolVar(&c.ContextsOnly, "contexts_only", false, "Write only reference.json and white.json into --output, training nothing: "+
+		"for a model directory trained before white.json existed. Give the training's --input, --held_out and --seed; the samples are then those its training drew.")
 	fs.IntVar(&c.ReferenceContexts, "reference_contexts", 500, "Training contexts drawn once and saved as reference.json: the zref reading of Eq. 4 standardises a sentence's scores over them.")
 	fs.IntVar(&c.RankTasks, "rank_tasks", 500, "Held-out sentences per context-ranking test (the infilling model uses a tenth).")
 	fs.IntVar(&c.Threads, "threads", 0, "Threads the contrastive model trains with (0: one per CPU; the weights do not depend on it).")
@@ -215,6 +220,19 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	if c.ContextsOnly {
+		if err := j.writeContexts(trainDocs); err != nil {
+			return err
+		}
+		if j.dir != c.Output {
+			if err := storage.Upload(ctx, j.dir, c.Output); err != nil {
+				return fmt.Errorf("copy the contexts to %s: %w", c.Output, err)
+			}
+		}
+		fmt.Printf("train: %s and %s written in %s; no model trained\n", method.ReferenceFile, method.WhiteFile,
+			time.Since(start).Round(time.Second))
+		return nil
+	}
 	want, err := parseModels(c.Models)
 	if err != nil {
 		return err
@@ -306,14 +324,26 @@ func parseModels(list string) (map[string]bool, error) {
 	return want, nil
 }
 
-// trainModels writes the reference contexts and trains, checks and saves
-// each model in want, the tokenizer first when disc or gen is wanted.
-func (j *job) trainModels(trainDocs, heldDocs []examples.Doc, want map[string]bool, dirs []examples.Direction) error {
-	// The reference contexts (a fixed sample of training contexts, for the
-	// zref reading of Eq. 4) go with whatever models are trained.
+// writeContexts writes the models' fixed samples of training contexts,
+// which go with whatever models are trained: the reference contexts (the
+// zref reading of Eq. 4) and the whitening contexts (zwhite).
+func (j *job) writeContexts(trainDocs []examples.Doc) error {
 	ref := examples.ReferenceContexts(trainDocs, j.c.ReferenceContexts, 2, int64(j.c.Seed)+11)
 	if err := method.SaveReference(j.dir, ref); err != nil {
 		return fmt.Errorf("reference contexts: %w", err)
+	}
+	white := examples.ReferenceContexts(trainDocs, method.WhiteContexts, 2, int64(j.c.Seed)+13)
+	if err := method.SaveWhite(j.dir, white); err != nil {
+		return fmt.Errorf("whitening contexts: %w", err)
+	}
+	return nil
+}
+
+// trainModels writes the reference contexts and trains, checks and saves
+// each model in want, the tokenizer first when disc or gen is wanted.
+func (j *job) trainModels(trainDocs, heldDocs []examples.Doc, want map[string]bool, dirs []examples.Direction) error {
+	if err := j.writeContexts(trainDocs); err != nil {
+		return err
 	}
 	ranks := newRankSuite(heldDocs, j.c.RankTasks, 2, int64(j.c.Seed)+7)
 	warnSmallHeldOut(os.Stderr, ranks, len(heldDocs))

@@ -86,13 +86,36 @@ func TestRunErrorsNameTheirCause(t *testing.T) {
 func TestRunTrainsCtx(t *testing.T) {
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "model")
-	if err := Run(context.Background(), testConfig(writeCorpus(t, tmp, 30), out)); err != nil {
+	input := writeCorpus(t, tmp, 30)
+	if err := Run(context.Background(), testConfig(input, out)); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"ctx.json", "ctx.safetensors", "reference.json", "train-results-ctx.json"} {
+	for _, f := range []string{"ctx.json", "ctx.safetensors", "reference.json", "white.json", "train-results-ctx.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Fatalf("%s missing: %v", f, err)
 		}
+	}
+	// --contexts_only writes the same two samples of training contexts,
+	// and trains nothing.
+	only := filepath.Join(tmp, "contexts")
+	c := testConfig(input, only)
+	c.ContextsOnly = true
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"reference.json", "white.json"} {
+		a, _ := os.ReadFile(filepath.Join(out, f))
+		b, err := os.ReadFile(filepath.Join(only, f))
+		if err != nil || len(a) == 0 || string(a) != string(b) {
+			t.Fatalf("%s: --contexts_only wrote %d bytes (%v), training %d, or they differ", f, len(b), err, len(a))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(only, "ctx.json")); err == nil {
+		t.Fatal("--contexts_only trained a model")
+	}
+	var white struct{ Contexts []json.RawMessage }
+	if b, _ := os.ReadFile(filepath.Join(out, "white.json")); json.Unmarshal(b, &white) != nil || len(white.Contexts) != 4096 {
+		t.Fatalf("white.json holds %d contexts, want 4096", len(white.Contexts))
 	}
 	var res struct {
 		Corpus struct{ Documents int }
