@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Weights of the aligned labeler's parts, chosen on train splits.
 
-    bench/labelgrid.py EVAL_DIR/pairs.tsv [EVAL_DIR/pairs.tsv ...]
+    bench/labelgrid.py TRAIN/pairs.tsv [TRAIN/pairs.tsv ...] [--dev DEV/pairs.tsv ...]
 
 Reads the pairs.tsv of bin/evaluate runs (made with the default variant
 "origin", so that the columns ctx_align, origin:eq4, tfidf_stem and
-ctx_cosine are there) and ranks 108 weightings of those four parts by the
-mean Spearman x100 over the files given, printing the best and a few fixed
-ones. Plain Python, no packages.
+ctx_cosine are there, and origin, the configured label) and tries 180
+weightings of those four parts on the train files. It prints the best by
+mean Spearman x100 over the train files, and the best of those that lose
+on no train file against the configured label (the rule the labeler is
+chosen by), each with its Spearman on the --dev files when given. The
+files are tab-separated without quoting (sentences may hold quotes).
+Plain Python, no packages.
 """
 import csv, sys, itertools
 def ranks(x):
@@ -25,22 +29,30 @@ def pearson(a, b):
     return sab/(saa*sbb)**0.5
 def spearman(a, b): return pearson(ranks(a), ranks(b))
 def load(p):
-    rows = list(csv.DictReader(open(p), delimiter='\t'))
+    rows = list(csv.DictReader(open(p), delimiter='\t', quoting=csv.QUOTE_NONE))
     g = [float(r['gold']) for r in rows]
     cols = {k: [float(r[k]) for r in rows] for k in ('ctx_align', 'origin:eq4', 'tfidf_stem', 'ctx_cosine', 'origin')}
     return g, cols
-sets = [load(p) for p in sys.argv[1:]]
+def score(sets, w):
+    wa, we, wl, wm = w
+    return [100*spearman([wa*a + we*e + wl*l + wm*m for a, e, l, m in
+                          zip(c['ctx_align'], c['origin:eq4'], c['tfidf_stem'], c['ctx_cosine'])], g) for g, c in sets]
+args = sys.argv[1:]
+dev_at = args.index('--dev') if '--dev' in args else len(args)
+train = [load(p) for p in args[:dev_at]]
+dev = [load(p) for p in args[dev_at+1:]]
+fmt = lambda xs: ["%.2f" % x for x in xs]
+base = [100*spearman(c['origin'], g) for g, c in train]
+print("configured label: train", fmt(base), "dev", fmt([100*spearman(c['origin'], g) for g, c in dev]))
 res = []
-for wa, we, wl, wm in itertools.product([1, 2, 3, 4], [0, 0.5, 1], [0, 0.5, 1], [0, 0.5, 1]):
-    sc = []
-    for g, c in sets:
-        pred = [wa*a + we*e + wl*l + wm*m for a, e, l, m in zip(c['ctx_align'], c['origin:eq4'], c['tfidf_stem'], c['ctx_cosine'])]
-        sc.append(100*spearman(pred, g))
-    res.append((sum(sc)/len(sc), (wa, we, wl, wm), sc))
+for w in itertools.product([1, 2, 3, 4, 6], [0, 0.5, 1], [0, 0.5, 1], [0, 0.25, 0.5, 1]):
+    sc = score(train, w)
+    res.append((sum(sc)/len(sc), w, sc))
 res.sort(reverse=True)
-print("settings tried:", len(res))
-base = [100*spearman(c['origin'], g) for g, c in sets]
-print("hybrid (configured):", ["%.2f" % x for x in base])
-for r in res[:12]: print("%.2f" % r[0], r[1], ["%.2f" % x for x in r[2]])
-for w in [(2,1,1,1),(1,0,0,0),(2,0,1,1),(3,1,1,1)]:
-    print("at", w, [ "%.2f" % x[2][i] for x in res if x[1]==w for i in range(len(sets))])
+print("weightings tried:", len(res), "(alignment, Eq. 4, tfidf_stem, ctx_cosine)")
+for m, w, sc in res[:8]:
+    print("best mean %.2f" % m, w, "train", fmt(sc), "dev", fmt(score(dev, w)))
+ok = [r for r in res if all(x >= b for x, b in zip(r[2], base))]
+print("losing on no train file against the configured label:", len(ok))
+for m, w, sc in ok[:8]:
+    print("mean %.2f" % m, w, "train", fmt(sc), "dev", fmt(score(dev, w)))

@@ -355,7 +355,7 @@ func TestContextSetAndLabel(t *testing.T) {
 		case LabelerEnsemble:
 			wantLabel = Ensemble(lab.Context, lab.Lexical, lab.Embed)
 		case LabelerAligned:
-			wantLabel = Aligned(lab.Context, lab.Align)
+			wantLabel = Aligned(lab.Context, lab.Align, lab.Embed)
 		}
 		if emb, ok := e.Embedded(a, b); !ok || lab.Embed != float64(float32(emb)) || lab.Embed == 0 {
 			t.Fatalf("sentence similarity %v (%v), label part %v", emb, ok, lab.Embed)

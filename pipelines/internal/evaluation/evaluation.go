@@ -626,8 +626,8 @@ func (o *Output) Report(title, source string) (*report.Report, error) {
 		"Eq. 4 alone and Eq. 4 under the other similarity. Rows without contexts are baselines. “configured” is the "+
 		"variant --variants calls origin: the settings given (--preset plus overrides). Labelers: Eq. 4 alone (labeler "+
 		"origin, the paper's), hybrid ((Eq. 4 + stemmed TF-IDF cosine)/2), ensemble (the mean of Eq. 4, that cosine and "+
-		"the context model's sentence-vector cosine), aligned ((6 × the context model's word alignment "+
-		"+ Eq. 4)/7).", source, len(o.Gold))
+		"the context model's sentence-vector cosine), aligned ((8 × the context model's word alignment "+
+		"+ Eq. 4 + its sentence-vector cosine)/10).", source, len(o.Gold))
 	var rows [][]string
 	for _, x := range o.Results {
 		row := []string{DisplayName(x.Name), "baseline", fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}

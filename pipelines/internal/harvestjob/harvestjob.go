@@ -39,9 +39,9 @@ context model; disc, the coherence model, in the paper presets), score those
 with Eq. 3 (--lambda), and select C_s (--set_size, at most one context per
 chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the sentences'
 retrieval neighbourhoods, stratified by link rank, plus random pairs; each
-is labelled by --labeler over C_s1 + C_s2: by default aligned, (6 x the
-word alignment of the two sentences + Eq. 4 read as zwhite)/7; origin, Eq. 4
-alone, is the paper's. The default, --preset=default, works at the paper's
+is labelled by --labeler over C_s1 + C_s2: by default aligned, (8 x the
+word alignment of the two sentences + Eq. 4 read as zwhite + the context
+model's sentence cosine)/10; origin, Eq. 4 alone, is the paper's. The default, --preset=default, works at the paper's
 depth (top_k 20000); --preset=small or demo is faster.
 
 Writes under --output:

@@ -262,8 +262,9 @@ func scaleText(st method.Settings, randomMedian float64) string {
 		text += " The ensemble label is (Eq. 4 + label_lexical + label_embed)/3: the TF-IDF cosine of Porter stems and the context model's " +
 			"sentence-vector cosine beside Eq. 4."
 	case method.LabelerAligned:
-		text += " The aligned label is (6 label_align + Eq. 4)/7: label_align is the word alignment of the two sentences under the " +
-			"context model (the F1 of each word's best match in the other sentence, IDF-weighted, in [0, 1])."
+		text += " The aligned label is (8 label_align + Eq. 4 + label_embed)/10: label_align is the word alignment of the two sentences " +
+			"under the context model (the F1 of each word's best match in the other sentence, IDF-weighted, in [0, 1]), label_embed " +
+			"the model's sentence-vector cosine."
 	case method.LabelerLexical:
 		text = "Scale: the lexical label is the TF-IDF cosine of the sentences' Porter stems, in [0, 1]; no contexts are used."
 	default:

@@ -172,7 +172,7 @@ func TestHarvestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(r.HTML())
-	for _, want := range []string{"Are the labels any good?", "barely separate", "with its word-alignment part", "The aligned label is (6 label_align + Eq. 4)/7", "bin/evaluate --sts=",
+	for _, want := range []string{"Are the labels any good?", "barely separate", "with its word-alignment part", "The aligned label is (8 label_align + Eq. 4 + label_embed)/10", "bin/evaluate --sts=",
 		"Random pairs have a median label of +0.020", "rank below 5, mid below 20", "Pairs across the label range",
 		`font-family:"Liberation Sans"`} {
 		if !strings.Contains(page, want) {
