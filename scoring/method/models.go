@@ -184,7 +184,10 @@ func LoadModels(dir string) (*Models, error) {
 		}
 		if ctxs != nil {
 			*f.dst = ctxs
-			rb, _ := json.Marshal(ctxs)
+			rb, err := json.Marshal(ctxs)
+			if err != nil {
+				return nil, fmt.Errorf("models: %s: %w", f.file, err)
+			}
 			rs := sha256.Sum256(rb)
 			parts = append(parts, f.part+":"+hex.EncodeToString(rs[:]))
 		}
@@ -267,27 +270,26 @@ func (m *Models) Scorers(st *Store) []Scorer {
 // loaded model, with the models' reference and whitening contexts (which
 // it adds to the store, apart from the corpus chunks).
 func (m *Models) Engine(st *Store) (*Engine, error) {
-	var ids, wids []string
-	var slots, wslots []int32
-	if m.Reference != nil {
-		ids, slots = st.addReference("ref", m.Reference)
-	}
-	if m.White != nil {
-		wids, wslots = st.addReference("white", m.White)
-	}
+	// The contexts go into the store before the scorers are made, which
+	// size their caches by its slots.
+	ref := st.addModelContexts("ref", m.Reference)
+	white := st.addModelContexts("white", m.White)
 	e, err := NewEngine(st, m.Window, m.Scorers(st)...)
 	if err != nil {
 		return nil, err
 	}
-	for i, id := range ids {
-		c, _ := st.chunk(id)
-		e.reference = append(e.reference, e.cand(id, int32(i), c, int(slots[i])))
-	}
-	for i, id := range wids {
-		c, _ := st.chunk(id)
-		e.whiteSample = append(e.whiteSample, e.cand(id, int32(i), c, int(wslots[i])))
-	}
+	e.reference, e.whiteSample = e.modelCands(ref), e.modelCands(white)
 	return e, nil
+}
+
+// modelCands returns the candidates of the models' contexts mc.
+func (e *Engine) modelCands(mc modelContexts) []Cand {
+	var out []Cand
+	for i, id := range mc.ids {
+		c, _ := e.Store.chunk(id)
+		out = append(out, e.cand(id, int32(i), c, int(mc.slots[i])))
+	}
+	return out
 }
 
 // Check reports settings that use a term no loaded model computes.

@@ -118,14 +118,22 @@ func layoutStep(h uint64, id string, n int) uint64 {
 	return h
 }
 
-// addReference stores the models' contexts (reference or whitening) as
-// chunks of their own, "<kind>:<i>", whose slot (the sentence left blank)
-// is len(Left); they are not among the corpus chunks (Len, ChunkIDAt). It
-// returns their candidates' chunk IDs and slots.
-func (st *Store) addReference(kind string, ctxs []examples.Context) (ids []string, slots []int32) {
+// modelContexts are contexts the models carry (reference or whitening),
+// stored as chunks of their own: their chunk IDs and slots.
+type modelContexts struct {
+	ids   []string
+	slots []int32
+}
+
+// addModelContexts stores the models' contexts of one kind (reference or
+// whitening) as chunks of their own, "<kind>:<i>", whose slot (the
+// sentence left blank) is len(Left); they are not among the corpus chunks
+// (Len, ChunkIDAt).
+func (st *Store) addModelContexts(kind string, ctxs []examples.Context) modelContexts {
+	var out modelContexts
 	for i, c := range ctxs {
 		id := fmt.Sprintf("%s:%d", kind, i)
-		ids, slots = append(ids, id), append(slots, int32(len(c.Left)))
+		out.ids, out.slots = append(out.ids, id), append(out.slots, int32(len(c.Left)))
 		if _, ok := st.chunks[id]; ok {
 			continue
 		}
@@ -137,7 +145,7 @@ func (st *Store) addReference(kind string, ctxs []examples.Context) (ids []strin
 		}
 		st.add(id, storedChunk{doc: id, sents: idx})
 	}
-	return ids, slots
+	return out
 }
 
 // add stores chunk c under id, numbering it and its sentence places.

@@ -2,7 +2,6 @@ package method
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/ctxsim/ctxsim/scoring/internal/vecmath"
 	"github.com/ctxsim/ctxsim/scoring/stats"
@@ -42,7 +41,7 @@ type whiteVec struct {
 // built on first use from the models' whitening contexts.
 func (e *Engine) whitened(c *CtxScorer, work *Stats) *whitening {
 	e.whiteOnce.Do(func() {
-		cands := slices.Clone(e.whiteSample)
+		cands := e.whiteSample // read only: contextSum does not change a candidate
 		d := c.Model.Dim()
 		gs := make([][]float32, 0, len(cands))
 		buf := make([]float32, d)

@@ -41,8 +41,9 @@ chunk, Jaccard of c_{i-1} < 0.5). Pairs are sampled from the sentences'
 retrieval neighbourhoods, stratified by link rank, plus random pairs; each
 is labelled by --labeler over C_s1 + C_s2: by default aligned, (8 x the
 word alignment of the two sentences + Eq. 4 read as zwhite + the context
-model's sentence cosine)/10; origin, Eq. 4 alone, is the paper's. The default, --preset=default, works at the paper's
-depth (top_k 20000); --preset=small or demo is faster.
+model's sentence cosine)/10; origin, Eq. 4 alone, is the paper's. The
+default, --preset=default, works at the paper's depth (top_k 20000);
+--preset=small or demo is faster.
 
 Writes under --output:
   pairs/          schemas.LabeledPair, split train/dev/test 98/1/1 by pair hash
