@@ -19,6 +19,12 @@ import (
 // index's directory.
 func corpus(t *testing.T, dir, prefix string, n int) (chunks, index string) {
 	t.Helper()
+	return shardedCorpus(t, dir, prefix, n, 1)
+}
+
+// shardedCorpus is corpus with an index of the given number of shards.
+func shardedCorpus(t *testing.T, dir, prefix string, n, shards int) (chunks, index string) {
+	t.Helper()
 	var cs []schemas.Chunk
 	for i := range n {
 		c := schemas.Chunk{ID: fmt.Sprintf("%s-%d", prefix, i), DocID: fmt.Sprintf("%s-doc%d", prefix, i/2)}
@@ -33,19 +39,25 @@ func corpus(t *testing.T, dir, prefix string, n int) (chunks, index string) {
 		t.Fatal(err)
 	}
 	index = filepath.Join(dir, "index")
-	w, err := retrieval.CreateShard(index, 0, 1, retrieval.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
+	ws := make([]*retrieval.ShardWriter, shards)
+	for i := range ws {
+		w, err := retrieval.CreateShard(index, i, shards, retrieval.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
 	}
 	for i := range cs {
-		if err := w.Add(&cs[i]); err != nil {
+		if err := ws[retrieval.ShardOf(cs[i].ID, shards)].Add(&cs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Close(); err != nil {
-		t.Fatal(err)
+	for _, w := range ws {
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := retrieval.Finalize(index, 1, retrieval.BuildOptions{}, "test"); err != nil {
+	if _, err := retrieval.Finalize(index, shards, retrieval.BuildOptions{}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(table, "*.parquet"), index
@@ -140,6 +152,59 @@ func TestLoadStoreMapped(t *testing.T) {
 		}
 		if where := in(uintptr(unsafe.Pointer(unsafe.StringData(heap.Text(k))))); strings.Contains(where, "texts-") {
 			t.Errorf("heap text %d is in the arena's file %q", k, where)
+		}
+	}
+}
+
+// TestOpenPart: resources of a part of the corpus hold the chunks of the
+// part's index shards and open only those shards; the parts together hold
+// every chunk once; a part of another corpus's chunks is refused, as are
+// more parts than shards, and a part without an index.
+func TestOpenPart(t *testing.T) {
+	ctx := context.Background()
+	chunks, index := shardedCorpus(t, t.TempDir(), "p", 40, 4)
+	seen := map[string]int{}
+	for p := range 3 {
+		paths := Paths{Chunks: chunks, Index: index, Part: Part{Part: p, Parts: 3}}
+		r, err := Open(ctx, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := r.Engine.Store
+		if st.Len() == 0 || st.Len() == 40 {
+			t.Fatalf("part %d holds %d of 40 chunks", p, st.Len())
+		}
+		for i := range st.Len() {
+			id := st.ChunkIDAt(i)
+			seen[id]++
+			if s := retrieval.ShardOf(id, 4); s%3 != p || !r.Part.Has(id) {
+				t.Errorf("part %d holds chunk %s of shard %d", p, id, s)
+			}
+		}
+		hits, _, err := r.Index.Search(ctx, "The p river flows past town", 40, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if !st.Has(h.ChunkID) {
+				t.Errorf("part %d's index returned chunk %s of another part", p, h.ChunkID)
+			}
+		}
+		Release(paths)
+	}
+	if len(seen) != 40 {
+		t.Errorf("the parts hold %d distinct chunks of 40", len(seen))
+	}
+	otherChunks, _ := shardedCorpus(t, t.TempDir(), "q", 40, 4)
+	for _, bad := range []Paths{
+		{Chunks: otherChunks, Index: index, Part: Part{Part: 1, Parts: 2}},
+		{Chunks: chunks, Index: index, Part: Part{Part: 0, Parts: 5}},
+		{Chunks: chunks, Part: Part{Part: 0, Parts: 2}},
+	} {
+		if r, err := Open(ctx, bad); err == nil {
+			t.Errorf("%+v opened: %+v", bad, r)
+		} else {
+			t.Log(err)
 		}
 	}
 }

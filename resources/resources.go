@@ -33,6 +33,12 @@ type arenaError struct{ err error }
 // storage.CacheRoot, unlinked at once, instead of the heap
 // (method.Store.KeepStrings).
 func LoadStoreMapped(ctx context.Context, mapped bool, patterns ...string) (st *method.Store, err error) {
+	return LoadStorePart(ctx, mapped, nil, patterns...)
+}
+
+// LoadStorePart is LoadStoreMapped keeping only the chunks whose ID keep
+// reports true for (all of them when keep is nil): a part of the corpus.
+func LoadStorePart(ctx context.Context, mapped bool, keep func(chunkID string) bool, patterns ...string) (st *method.Store, err error) {
 	st = method.NewStore()
 	if mapped {
 		a, err := newTextArena()
@@ -53,6 +59,9 @@ func LoadStoreMapped(ctx context.Context, mapped bool, patterns ...string) (st *
 	for _, pattern := range patterns {
 		var addErr error
 		if err := storage.ScanGlob(ctx, pattern, func(c schemas.Chunk) bool {
+			if keep != nil && !keep(c.ID) {
+				return true
+			}
 			addErr = st.Add(c)
 			return addErr == nil
 		}); err != nil {
@@ -77,17 +86,86 @@ func CheckCorpus(ix *retrieval.Index, dir string, st *method.Store, chunks strin
 }
 
 // openIndex opens the index in dir, local or remote, and checks that it
-// holds the chunks of st, read from the chunks table chunks.
-func openIndex(ctx context.Context, dir string, st *method.Store, chunks string) (*retrieval.Index, error) {
-	ix, err := retrieval.OpenAt(ctx, dir)
+// holds the chunks of st, read from the chunks table chunks; with a part
+// of the corpus, only the part's shards are opened, and st must hold
+// their chunks.
+func openIndex(ctx context.Context, dir string, st *method.Store, chunks string, part Part) (*retrieval.Index, error) {
+	if part.whole() {
+		ix, err := retrieval.OpenAt(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckCorpus(ix, dir, st, chunks); err != nil {
+			ix.Close()
+			return nil, err
+		}
+		return ix, nil
+	}
+	local, err := storage.Fetch(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", dir, err)
+	}
+	ix, err := retrieval.OpenShards(local, part.HasShard)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckCorpus(ix, dir, st, chunks); err != nil {
+	var want, got retrieval.Fingerprint
+	for s, f := range ix.Meta.Shards {
+		if part.HasShard(s) {
+			want.Merge(f)
+		}
+	}
+	for i := range st.Len() {
+		got.AddID(st.ChunkIDAt(i))
+	}
+	if want != got {
 		ix.Close()
-		return nil, err
+		return nil, fmt.Errorf("index %s and chunks table %s are not of one corpus: part %d of %d of the index holds %d chunks (fingerprint %s), the table's chunks of that part %d (%s); give the chunks table the index was built from",
+			dir, chunks, part.Part, part.Parts, want.Count, want, got.Count, got)
 	}
 	return ix, nil
+}
+
+// Part is one of Parts parts of a corpus, split by index shard: part p
+// holds the chunks of the shards s with s mod Parts = p (the index routes a
+// chunk to its shard by retrieval.ShardOf). A worker that loads a part
+// holds that part's chunks, vectors and index shards only, about 1/Parts
+// of the corpus. The zero Part (and Parts 1) is the whole corpus.
+type Part struct {
+	Part, Parts int
+	// Shards is the index's number of shards, set by Open.
+	Shards int
+}
+
+func (p Part) whole() bool { return p.Parts <= 1 }
+
+// HasShard reports whether index shard s is in the part.
+func (p Part) HasShard(s int) bool { return p.whole() || s%p.Parts == p.Part }
+
+// Has reports whether the chunk with the given ID is in the part.
+func (p Part) Has(chunkID string) bool {
+	return p.whole() || p.HasShard(retrieval.ShardOf(chunkID, p.Shards))
+}
+
+// part returns p's part with the index's shard count, checked.
+func (p Paths) part(ctx context.Context) (Part, error) {
+	pt := p.Part
+	if pt.whole() {
+		return Part{}, nil
+	}
+	if p.Index == "" {
+		return pt, fmt.Errorf("a part of a corpus (%d of %d) is a set of index shards: give the index", pt.Part, pt.Parts)
+	}
+	meta, err := retrieval.ReadMetaAt(ctx, p.Index)
+	if err != nil {
+		return pt, err
+	}
+	if pt.Parts > meta.NumShards || pt.Part < 0 || pt.Part >= pt.Parts {
+		return pt, fmt.Errorf("index %s has %d shards: it splits into at most %d parts, and part %d of %d is not one of them",
+			p.Index, meta.NumShards, meta.NumShards, pt.Part, pt.Parts)
+	}
+	pt.Shards = meta.NumShards
+	return pt, nil
 }
 
 // LoadModels loads the models in dir, local or remote (fetched into the
@@ -130,6 +208,9 @@ type Resources struct {
 	Engine *method.Engine
 	Models *method.Models
 	Index  *retrieval.Index // nil when no index was asked for
+	// Part is the part of the corpus loaded (the zero Part for all of it),
+	// with the index's shard count.
+	Part Part
 }
 
 // Paths locate the resources.
@@ -145,6 +226,9 @@ type Paths struct {
 	// memory maps of local files instead of the heap (LoadStoreMapped,
 	// LoadVectors with mapped).
 	Mapped bool
+	// Part, when Parts > 1, loads one part of the corpus: its chunks, their
+	// sentences' stored vectors and its index shards (see Part).
+	Part Part
 	// GenPrecision is the generative model's arithmetic
 	// (gen.Model.SetPrecision; empty for float32). Resources of two
 	// precisions are two sets of models, each with its own caches.
@@ -182,13 +266,21 @@ func Open(ctx context.Context, p Paths) (*Resources, error) {
 // against the store's chunks before anything slower is loaded), then the
 // models and their stored vectors.
 func open(ctx context.Context, p Paths) (_ *Resources, err error) {
-	st, err := LoadStoreMapped(ctx, p.Mapped, p.Chunks)
+	part, err := p.part(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &Resources{}
+	var keep func(string) bool
+	if !part.whole() {
+		keep = part.Has
+	}
+	st, err := LoadStorePart(ctx, p.Mapped, keep, p.Chunks)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resources{Part: part}
 	if p.Index != "" {
-		if r.Index, err = openIndex(ctx, p.Index, st, p.Chunks); err != nil {
+		if r.Index, err = openIndex(ctx, p.Index, st, p.Chunks, part); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -223,6 +315,20 @@ func open(ctx context.Context, p Paths) (_ *Resources, err error) {
 		}
 	}
 	return r, nil
+}
+
+// Release forgets the resources at p, closing their index, so that a
+// process that works through the parts of a corpus one after another
+// (Paths.Part) holds one part at a time. Resources still in use must not
+// be released.
+func Release(p Paths) {
+	resMu.Lock()
+	e, ok := res[p]
+	delete(res, p)
+	resMu.Unlock()
+	if ok && e.r != nil && e.r.Index != nil {
+		e.r.Index.Close()
+	}
 }
 
 // DropScoreCaches empties the score cache of every engine this process

@@ -53,6 +53,9 @@ func (ix *Index) openTerms(ctx context.Context, ps []*postings, terms []term) (_
 	local = make([][]uint64, len(ix.shards))
 	global = make([]uint64, len(terms))
 	for s := range ix.shards {
+		if ix.shards[s] == nil {
+			continue
+		}
 		if ps[s], err = ix.openShardTerms(ctx, s, ps[s], terms); err != nil {
 			closePostings(ps)
 			return nil, nil, nil, err

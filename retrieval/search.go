@@ -53,7 +53,16 @@ type Index struct {
 // Open opens the index in dir read-only. Several processes may open the same
 // index at once. It fails with a clear error if the index is incomplete or
 // was built by a different analyzer or schema version.
-func Open(dir string) (*Index, error) {
+func Open(dir string) (*Index, error) { return OpenShards(dir, nil) }
+
+// OpenShards opens the shards of the index in dir that open reports true
+// for (all of them when open is nil), read-only, as Open does. Searching
+// an index open on some shards covers only their chunks: a search split
+// over workers that each open some shards takes its query's document
+// frequencies over all of them first (QueryTerms, AddDF), searches each
+// part with them (SearchTerms), and merges the parts' hits (MergeHits), to
+// give the hits and scores of Search over the whole index.
+func OpenShards(dir string, open func(shard int) bool) (*Index, error) {
 	meta, err := ReadMeta(dir)
 	if err != nil {
 		return nil, err
@@ -63,7 +72,15 @@ func Open(dir string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{Meta: meta, dir: dir, an: an, MinBigrams: DefaultMinBigrams}
+	ix.shards = make([]bleve.Index, meta.NumShards)
+	ix.docCount = make([]uint64, meta.NumShards)
 	for i := 0; i < meta.NumShards; i++ {
+		if i < len(meta.Shards) {
+			ix.docCount[i] = meta.Shards[i].Count
+		}
+		if open != nil && !open(i) {
+			continue
+		}
 		p := filepath.Join(dir, ShardDir(i, meta.NumShards))
 		if i < len(meta.ShardFiles) && meta.ShardFiles[i] != nil {
 			if err := CheckShardFiles(p, meta.ShardFiles[i]); err != nil {
@@ -76,7 +93,7 @@ func Open(dir string) (*Index, error) {
 			ix.Close()
 			return nil, fmt.Errorf("open shard %s: %w", p, err)
 		}
-		ix.shards = append(ix.shards, sh)
+		ix.shards[i] = sh
 		if im, ok := sh.Mapping().(*mapping.IndexMappingImpl); ok && im.ScoringModel != "" && im.ScoringModel != index.TFIDFScoring {
 			ix.Close()
 			return nil, fmt.Errorf("shard %s scores with %q; retrieval supports TF-IDF only", p, im.ScoringModel)
@@ -100,7 +117,7 @@ func Open(dir string) (*Index, error) {
 			ix.Close()
 			return nil, fmt.Errorf("shard %s holds %d chunks, its metadata says %d", p, n, sm.Fingerprint.Count)
 		}
-		ix.docCount = append(ix.docCount, n)
+		ix.docCount[i] = n
 	}
 	ix.ids = make([]idTable, len(ix.shards))
 	return ix, nil
@@ -110,6 +127,9 @@ func Open(dir string) (*Index, error) {
 func (ix *Index) Close() error {
 	var first error
 	for _, s := range ix.shards {
+		if s == nil {
+			continue
+		}
 		if err := s.Close(); err != nil && first == nil {
 			first = err
 		}
@@ -191,6 +211,14 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 		return nil, 0, err
 	}
 	defer closePostings(ps)
+	return ix.searchOpened(ctx, terms, ps, local, global, k, exclude)
+}
+
+// searchOpened is Search once its terms are opened on the open shards
+// (ps, with their document frequencies there, local) and their document
+// frequencies in the whole index are known (global).
+func (ix *Index) searchOpened(ctx context.Context, terms []term, ps []*postings, local [][]uint64, global []uint64,
+	k int, exclude []string) ([]schemas.Hit, int, error) {
 	if len(terms) == 0 {
 		return nil, 0, nil
 	}
@@ -220,7 +248,7 @@ func (ix *Index) Search(ctx context.Context, text string, k int, exclude []strin
 	results := make([]result, len(ix.shards))
 	var wg sync.WaitGroup
 	for s := range ix.shards {
-		if ix.docCount[s] == 0 {
+		if ix.shards[s] == nil || ix.docCount[s] == 0 {
 			continue
 		}
 		wg.Add(1)

@@ -665,24 +665,42 @@ func SortByS(cands []Cand) {
 // context and a candidate whose sentence c_{i-1} has Jaccard similarity
 // >= maxJaccard with that of an already selected context is skipped.
 func (e *Engine) BuildSet(sorted []Cand, size int, diversity bool, maxJaccard float64) []Cand {
-	out := make([]Cand, 0, min(size, len(sorted)))
+	keep := selectSet(len(sorted), func(i int) string { return sorted[i].ChunkID },
+		func(i int) []uint32 { return e.Store.wordIDs(sorted[i].Left[len(sorted[i].Left)-1]) },
+		size, diversity, maxJaccard)
+	out := make([]Cand, len(keep))
+	for j, i := range keep {
+		out[j] = sorted[i]
+	}
+	return out
+}
+
+// selectSet is BuildSet over n candidates sorted by S, given each one's
+// chunk ID and the sorted, distinct word IDs of its sentence c_{i-1}: the
+// indices of the candidates kept, in order.
+func selectSet(n int, chunk func(i int) string, words func(i int) []uint32, size int, diversity bool, maxJaccard float64) []int {
+	out := make([]int, 0, min(size, n))
 	if !diversity {
-		return append(out, sorted[:min(size, len(sorted))]...)
+		for i := range min(size, n) {
+			out = append(out, i)
+		}
+		return out
 	}
 	chunks := map[string]bool{}
 	var d diverseSets
-	for _, c := range sorted {
+	for i := range n {
 		if len(out) >= size {
 			break
 		}
-		if chunks[c.ChunkID] {
+		id := chunk(i)
+		if chunks[id] {
 			continue
 		}
-		if !d.add(e.Store.wordIDs(c.Left[len(c.Left)-1]), maxJaccard) {
+		if !d.add(words(i), maxJaccard) {
 			continue
 		}
-		chunks[c.ChunkID] = true
-		out = append(out, c)
+		chunks[id] = true
+		out = append(out, i)
 	}
 	return out
 }
