@@ -246,6 +246,23 @@ func TestHarvest(t *testing.T) {
 		t.Fatalf("the waves' shared sets are left in the output (%v)", err)
 	}
 
+	// Over the corpus in two parts by index shard (each pipeline loading
+	// one part), in two waves: the same context sets, and the same pairs
+	// with the same labels but for the order Eq. 4's sums are added in.
+	outP := filepath.Join(t.TempDir(), "p")
+	run(t, "harvest", append(harvestArgs(corpusOut, model, outP), "--corpus_parts=2", "--waves=2")...)
+	if !reflect.DeepEqual(sortedSets(t, outP+"/context_sets"), sets) {
+		t.Fatal("a harvest over two parts of the corpus built other context sets than one pipeline")
+	}
+	checkSamePairs(t, sortedPairs(t, outP+"/pairs"), pairs, 1e-6)
+	if _, err := os.Stat(filepath.Join(outP, "_waves")); !os.IsNotExist(err) {
+		t.Fatalf("the parts' files are left in the output (%v)", err)
+	}
+	if code, stderr := runExit(t, "harvest", append(harvestArgs(corpusOut, model, filepath.Join(t.TempDir(), "p3")), "--corpus_parts=3")...); code == 0 ||
+		!strings.Contains(stderr, "has 2 shards") {
+		t.Fatalf("three parts of a two-shard index: exit %d, %s", code, stderr)
+	}
+
 	// Killed midway, then run again into the same directory.
 	outC := filepath.Join(t.TempDir(), "c")
 	cmd := exec.Command(filepath.Join(binDir, "harvest"), harvestArgs(corpusOut, model, outC)...)
@@ -318,4 +335,29 @@ func checkGenPrecision(t *testing.T, corpusOut, model string) {
 	if changed == 0 || maxDiff > 0.1 {
 		t.Fatalf("bf16 changed %d of %d labels, by up to %v", changed, len(p32), maxDiff)
 	}
+}
+
+// checkSamePairs checks that got holds the pairs of want (both sorted by
+// pair ID) with the same fields, but for labels that may differ by tol
+// (Eq. 4's sums added in another order).
+func checkSamePairs(t *testing.T, got, want []schemas.LabeledPair, tol float64) {
+	t.Helper()
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("%d pairs, want %d", len(got), len(want))
+	}
+	differ := 0
+	for i := range want {
+		g, w := got[i], want[i]
+		if math.Abs(float64(g.Label-w.Label)) > tol || math.Abs(float64(g.LabelContext-w.LabelContext)) > tol {
+			t.Fatalf("pair %s: label %v (Eq. 4 %v), want %v (%v)", w.PairID, g.Label, g.LabelContext, w.Label, w.LabelContext)
+		}
+		if g.Label != w.Label || g.LabelContext != w.LabelContext {
+			differ++
+		}
+		g.Label, g.LabelContext = w.Label, w.LabelContext
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("pair %s differs:\n%+v\nwant\n%+v", w.PairID, g, w)
+		}
+	}
+	t.Logf("%d of %d labels differ in their last bits", differ, len(want))
 }

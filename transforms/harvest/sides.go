@@ -138,9 +138,10 @@ func digestBytes(cs schemas.ContextSet) []byte {
 
 // sideBase is what both sides' DoFns open and count.
 type sideBase struct {
-	res                    *resources.Resources
-	labeled, millis, evals counter.Counter
-	ctxPairs, cacheHits    counter.Counter
+	res                 *resources.Resources
+	settings            method.Settings
+	millis, evals       counter.Counter
+	ctxPairs, cacheHits counter.Counter
 }
 
 func (b *sideBase) setup(ctx context.Context, cfg LabelConfig) error {
@@ -151,12 +152,23 @@ func (b *sideBase) setup(ctx context.Context, cfg LabelConfig) error {
 	if err := b.res.Engine.Check(cfg.Settings); err != nil {
 		return err
 	}
+	b.settings = cfg.Settings
 	b.initCounters()
 	return nil
 }
 
+// resolve resolves a context set's contexts in the worker's chunk store:
+// all of them, or, on a worker of one part of the corpus, those of its
+// part (the other parts add the rest of the pair's sums).
+func (b *sideBase) resolve(set schemas.ContextSet) ([]method.Cand, error) {
+	e := b.res.Engine
+	if b.res.Part.Parts > 1 {
+		return e.ResolveIn(set.Contexts, set.Terms, b.res.Part.Has)
+	}
+	return e.Resolve(set.Contexts, set.Terms)
+}
+
 func (b *sideBase) initCounters() {
-	b.labeled = counter.New("harvest", "pairs_labeled")
 	b.millis = counter.New("harvest", "stage_ms_labels")
 	b.evals = counter.New("harvest", "gen_evals_labels")
 	b.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
@@ -190,7 +202,7 @@ func (f *sideAFn) ProcessElement(ctx context.Context, _ string, pairs func(*pair
 	var skip, digest []byte
 	if have {
 		var cands []method.Cand
-		if cands, err = e.Resolve(set.Contexts, set.Terms); err == nil {
+		if cands, err = f.resolve(set); err == nil {
 			side = e.NewSide(set.Text, cands)
 			skip, err = e.SetSkip(cands)
 		}
@@ -257,52 +269,47 @@ func eachBatch[T any](next func(*T) bool, pair func(*T) Pair, second, have bool,
 type sideBFn struct {
 	Cfg LabelConfig
 	sideBase
-	settings string
-	hist     [20]counter.Counter
-	strata   map[string]counter.Counter
-	prog     *progress.Reporter
+	rows *rowMaker
 }
 
 func (f *sideBFn) Setup(ctx context.Context) error {
 	if err := f.setup(ctx, f.Cfg); err != nil {
 		return err
 	}
-	f.initRows()
+	f.rows = newRowMaker(f.Cfg)
 	return nil
 }
 
-// initRows sets up what the output rows and their counters need.
-func (f *sideBFn) initRows() {
-	f.settings = f.Cfg.Settings.JSON()
-	for i := range f.hist {
-		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
-	}
-	f.strata = map[string]counter.Counter{}
-	for _, s := range Strata {
-		f.strata[s] = counter.New("harvest", "pairs_"+s)
-	}
-	f.prog = progress.New("harvest", "pairs labeled")
-}
-
 func (f *sideBFn) Teardown() {
-	if f.prog != nil {
-		f.prog.Done()
+	if f.rows != nil {
+		f.rows.prog.Done()
 	}
 }
 
 func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*halfSums) bool,
 	sets func(*schemas.ContextSet) bool, emit func(schemas.LabeledPair), emitDead func(schemas.DeadLetter)) {
+	f.sideB(ctx, halves, sets, emitDead, func(h halfSums, digest string) {
+		row := f.rows.row(f.res.Engine, h.Pair, h.TextA, h.TextB, h.Sums, digest)
+		f.rows.count(ctx, row, h.Pair)
+		emit(row)
+	})
+}
+
+// sideB adds the sums over C_b \ C_a to each pair that meets the set, and
+// passes the pair to done with its contexts digest.
+func (b *sideBase) sideB(ctx context.Context, halves func(*halfSums) bool, sets func(*schemas.ContextSet) bool,
+	emitDead func(schemas.DeadLetter), done func(h halfSums, digest string)) {
 	t0 := time.Now()
-	defer func() { f.millis.Inc(ctx, time.Since(t0).Milliseconds()) }()
+	defer func() { b.millis.Inc(ctx, time.Since(t0).Milliseconds()) }()
 	var set schemas.ContextSet
 	have := sets(&set)
-	e := f.res.Engine
+	e := b.res.Engine
 	var side *method.Side
 	var err error
 	var digestB []byte
 	if have {
 		var cands []method.Cand
-		if cands, err = e.Resolve(set.Contexts, set.Terms); err == nil {
+		if cands, err = b.resolve(set); err == nil {
 			side = e.NewSide(set.Text, cands)
 		}
 		digestB = digestBytes(set)
@@ -312,45 +319,78 @@ func (f *sideBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 		for n := range batch {
 			jobs[n] = method.SideJob{Other: batch[n].TextA, Skip: batch[n].SkipA, Sums: &batch[n].Sums}
 		}
-		w, lerr := e.LabelSide(side, jobs, false, f.Cfg.Settings)
-		f.work(ctx, w)
+		w, lerr := e.LabelSide(side, jobs, false, b.settings)
+		b.work(ctx, w)
 		for _, h := range batch {
 			if lerr != nil {
 				emitDead(unresolved(h.Pair, lerr))
 				continue
 			}
-			row, derr := f.row(h, digestB)
+			digest, derr := finishDigest(h, digestB)
 			if derr != nil {
 				emitDead(unresolved(h.Pair, derr))
 				continue
 			}
-			f.labeled.Inc(ctx, 1)
-			f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
-			f.strata[h.Pair.Stratum].Inc(ctx, 1)
-			f.prog.Add(1)
-			emit(row)
+			done(h, digest)
 		}
 	})
 }
 
-// row completes a pair's label from its sums and makes its output record;
-// digestB is digestBytes of the pair's second context set.
-func (f *sideBFn) row(h halfSums, digestB []byte) (schemas.LabeledPair, error) {
-	st := f.Cfg.Settings
+// finishDigest completes a pair's contexts digest with digestB, the
+// digestBytes of its second context set.
+func finishDigest(h halfSums, digestB []byte) (string, error) {
 	d := sha256.New()
 	if err := d.(encoding.BinaryUnmarshaler).UnmarshalBinary(h.Digest); err != nil {
-		return schemas.LabeledPair{}, fmt.Errorf("harvest: the contexts digest of pair %s does not resume: %w", h.Pair.ID, err)
+		return "", fmt.Errorf("harvest: the contexts digest of pair %s does not resume: %w", h.Pair.ID, err)
 	}
 	d.Write(digestB)
-	lab := f.res.Engine.Parts(h.TextA, h.TextB)
-	lab.Context, lab.Contexts = float64(float32(h.Sums.Similarity(st.Similarity))), int(h.Sums.N)
+	return fmt.Sprintf("%x", d.Sum(nil)[:16]), nil
+}
+
+// rowMaker makes the output rows of labeled pairs and counts them.
+type rowMaker struct {
+	cfg      LabelConfig
+	settings string
+	labeled  counter.Counter
+	hist     [20]counter.Counter
+	strata   map[string]counter.Counter
+	prog     *progress.Reporter
+}
+
+func newRowMaker(cfg LabelConfig) *rowMaker {
+	r := &rowMaker{cfg: cfg, settings: cfg.Settings.JSON(), labeled: counter.New("harvest", "pairs_labeled")}
+	for i := range r.hist {
+		r.hist[i] = counter.New("harvest_label_hist", HistBin(i))
+	}
+	r.strata = map[string]counter.Counter{}
+	for _, s := range Strata {
+		r.strata[s] = counter.New("harvest", "pairs_"+s)
+	}
+	r.prog = progress.New("harvest", "pairs labeled")
+	return r
+}
+
+// row completes a pair's label from its sums of Eq. 4 and its parts that
+// need no contexts (from e), and makes its output record.
+func (r *rowMaker) row(e *method.Engine, p Pair, textA, textB string, sums method.Sums, digest string) schemas.LabeledPair {
+	st := r.cfg.Settings
+	lab := e.Parts(textA, textB)
+	lab.Context, lab.Contexts = float64(float32(sums.Similarity(st.Similarity))), int(sums.N)
 	lab.Label = method.Combine(st, lab)
 	return schemas.LabeledPair{
-		PairID: h.Pair.ID, SentenceID1: h.Pair.A, SentenceID2: h.Pair.B,
-		Sentence1: h.TextA, Sentence2: h.TextB, Label: float32(lab.Label),
+		PairID: p.ID, SentenceID1: p.A, SentenceID2: p.B,
+		Sentence1: textA, Sentence2: textB, Label: float32(lab.Label),
 		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
-		LabelAlign: float32(lab.Align), Split: Split(h.Pair.ID), Stratum: h.Pair.Stratum, NumContexts: int32(lab.Contexts),
-		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
-		Settings: f.settings, ContextsDigest: fmt.Sprintf("%x", d.Sum(nil)[:16]),
-	}, nil
+		LabelAlign: float32(lab.Align), Split: Split(p.ID), Stratum: p.Stratum, NumContexts: int32(lab.Contexts),
+		ModelFingerprint: r.cfg.ModelFingerprint, IndexFingerprint: r.cfg.IndexFingerprint,
+		Settings: r.settings, ContextsDigest: digest,
+	}
+}
+
+// count counts an output row.
+func (r *rowMaker) count(ctx context.Context, row schemas.LabeledPair, p Pair) {
+	r.labeled.Inc(ctx, 1)
+	r.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
+	r.strata[p.Stratum].Inc(ctx, 1)
+	r.prog.Add(1)
 }

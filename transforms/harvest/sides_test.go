@@ -83,7 +83,8 @@ func TestSidesDeadLetters(t *testing.T) {
 	b := &sideBFn{Cfg: cfg}
 	b.res = res
 	b.initCounters()
-	b.initRows()
+	b.settings = cfg.Settings
+	b.rows = newRowMaker(cfg)
 	defer b.Teardown()
 	var rows []schemas.LabeledPair
 	b.ProcessElement(ctx, "b", iter(halves[0]), iter[schemas.ContextSet](), func(r schemas.LabeledPair) { rows = append(rows, r) }, collect)

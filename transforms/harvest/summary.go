@@ -29,8 +29,11 @@ type Summary struct {
 	// WavesResumed is the number of those waves an earlier, unfinished run
 	// of the same harvest had completed, which this one took over: their
 	// time is counted in Seconds and CPUSeconds.
-	WavesResumed int     `json:"waves_resumed,omitempty"`
-	Seconds      float64 `json:"seconds"`
+	WavesResumed int `json:"waves_resumed,omitempty"`
+	// CorpusParts is the number of parts the corpus was split into
+	// (--corpus_parts; 1 for none).
+	CorpusParts int     `json:"corpus_parts,omitempty"`
+	Seconds     float64 `json:"seconds"`
 	// CPUSeconds is the job process's CPU time (user and system), which
 	// holds the workers' when they run in the process (Prism's loopback).
 	CPUSeconds float64 `json:"cpu_seconds"`

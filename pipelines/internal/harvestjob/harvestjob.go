@@ -93,6 +93,9 @@ type Config struct {
 	// all: a runner that holds every element in memory (Prism) then holds
 	// one wave's pairs.
 	Waves int
+	// CorpusParts splits the corpus into this many parts by index shard,
+	// each loaded by its own pipelines in turn (see parts.go).
+	CorpusParts int
 
 	flags *settings.HarvestFlags
 }
@@ -112,6 +115,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.flags = settings.RegisterHarvest(fs)
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
+	fs.IntVar(&c.CorpusParts, "corpus_parts", 1, "Split the corpus into this many parts by index shard (at most the index's shards) and run the context sets and the labels as pipelines that each load one part (its chunks, their vectors and its shards), one after another, so that a worker holds about 1/parts of the corpus (a sentence whose chunks lie in several parts is held by each). "+
+		"The context sets are those of one pipeline over the whole corpus, and the labels too but for the order Eq. 4's sums are added in. Runs in waves (--waves, default 1), under <output>/_waves; a run stopped midway is resumed by the same command. Labelers that build context sets only.")
 	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved, and their context sets built, once, before the first wave, into <output>/_waves (removed at the end); a run stopped midway is resumed by the same command.")
 }
 
@@ -136,9 +141,9 @@ func (c *Config) Resolve() error {
 	if c.Model == "" && c.Method.Method.NeedsContexts() {
 		return fmt.Errorf("--model is required (only --labeler=%s labels without models)", method.LabelerLexical)
 	}
-	if c.Waves > 1 {
+	if c.Waves > 1 || c.CorpusParts > 1 {
 		if jobrun.NotRun() {
-			return fmt.Errorf("--waves runs its pipelines one after another from this process: it cannot be only submitted or built (--dry_run, --template_location, --async)")
+			return fmt.Errorf("--waves runs its pipelines one after another from this process: it cannot be only submitted or built (--dry_run, --template_location, --async); neither can --corpus_parts")
 		}
 	}
 	return nil
@@ -146,7 +151,7 @@ func (c *Config) Resolve() error {
 
 // Ranges are the bounds of the job's numeric flags.
 func (c *Config) Ranges() []jobrun.Range {
-	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000}, jobrun.Range{Name: "waves", Lo: 1, Hi: 1000})
+	return append(c.flags.Ranges(), jobrun.Range{Name: "parquet_shards", Lo: 1, Hi: 1000}, jobrun.Range{Name: "waves", Lo: 1, Hi: 1000}, jobrun.Range{Name: "corpus_parts", Lo: 1, Hi: 1000})
 }
 
 // Run runs the harvest: it checks that the index and the models open,
@@ -164,12 +169,18 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	spec.Paths.Mapped = c.MapCorpus
+	parts := max(c.CorpusParts, 1)
+	if parts > 1 {
+		if err := checkParts(ctx, spec, parts); err != nil {
+			return err
+		}
+	}
 	start, cpu0 := time.Now(), harvest.ProcessCPUSeconds()
 	waves := max(c.Waves, 1)
 	counters := jobrun.Counters{}
 	run := resumed{runID: storage.RunID()}
 	prov := c.provenance(spec)
-	if waves == 1 {
+	if waves == 1 && parts == 1 {
 		prov.RunID = run.runID
 		meta, err := prov.Metadata()
 		if err != nil {
@@ -181,7 +192,7 @@ func Run(ctx context.Context, c Config) error {
 		if counters, err = beamjob.Run(ctx, "harvest", p); err != nil || jobrun.NotRun() {
 			return err
 		}
-	} else if run, err = c.runWaves(ctx, spec, waves, counters, start, prov); err != nil {
+	} else if run, err = c.runWaves(ctx, spec, waves, parts, counters, start, prov); err != nil {
 		return err
 	}
 	fmt.Println("counters:")
@@ -196,11 +207,12 @@ func Run(ctx context.Context, c Config) error {
 	sum.Provenance = &prov
 	sum.Waves = waves
 	sum.WavesResumed = run.waves
+	sum.CorpusParts = parts
 	b, err := WriteSummary(ctx, c.Output, sum)
 	if err != nil {
 		return err
 	}
-	if waves > 1 {
+	if waves > 1 || parts > 1 {
 		if err := storage.RemoveAll(ctx, storage.Join(c.Output, wavesDir)); err != nil {
 			return err
 		}

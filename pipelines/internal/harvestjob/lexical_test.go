@@ -332,3 +332,22 @@ func lexicalCorpus(t *testing.T, dir string) string {
 	}
 	return corpus
 }
+
+// Corpus parts split the work of context sets: the lexical labeler, which
+// builds none, is refused before anything runs.
+func TestCorpusPartsNeedContextSets(t *testing.T) {
+	dir := t.TempDir()
+	corpus := lexicalCorpus(t, dir)
+	out := filepath.Join(dir, "parts")
+	c := config(t, "--corpus="+corpus, "--output="+out, "--labeler=lexical", "--preset=demo", "--corpus_parts=2", "--print=0")
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "--corpus_parts") || !strings.Contains(err.Error(), "lexical") {
+		t.Fatalf("--corpus_parts under the lexical labeler: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pairs")); !os.IsNotExist(err) {
+		t.Fatalf("a refused harvest wrote its pairs table (%v)", err)
+	}
+}

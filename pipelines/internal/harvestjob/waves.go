@@ -86,7 +86,7 @@ var afterStep func(name string) error
 // method, the pair sampler, the models' and the index's fingerprints), the
 // sentences read and the layout of the tables. Two runs with the same
 // fingerprint write the same rows to the same files.
-func (c *Config) fingerprint(ctx context.Context, spec harvest.Spec, waves int) (string, error) {
+func (c *Config) fingerprint(ctx context.Context, spec harvest.Spec, waves, parts int) (string, error) {
 	spec.Pairs.Wave = harvest.Wave{}
 	sb, err := json.Marshal(spec)
 	if err != nil {
@@ -103,6 +103,9 @@ func (c *Config) fingerprint(ctx context.Context, spec harvest.Spec, waves int) 
 	h := sha256.New()
 	fmt.Fprintf(h, "schema %s\nlayout %d\nspec %s\nsentences %s (%s)\nshards %d\nwaves %d\n",
 		schemas.Version, wavesLayout, sb, c.Sentences, sents, c.Shards, waves)
+	if parts > 1 {
+		fmt.Fprintf(h, "corpus parts %d\n", parts)
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -191,13 +194,13 @@ func step(ctx context.Context, shared, file, name string, build func() *beam.Pip
 // and the waves' per-pair counters (the per-sentence ones are the
 // retrieval's). A run stopped midway resumes where it stopped (see
 // wavePlan).
-func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, counters jobrun.Counters, start time.Time,
+func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves, parts int, counters jobrun.Counters, start time.Time,
 	prov harvest.Provenance) (resumed, error) {
 	shared := storage.Join(c.Output, wavesDir)
 	// A run stopped by a signal or a failure withdraws the tables it
 	// committed, but not these: the next run resumes from them.
 	jobrun.KeepOnFailure(shared)
-	fp, err := c.fingerprint(ctx, spec, waves)
+	fp, err := c.fingerprint(ctx, spec, waves, parts)
 	if err != nil {
 		return resumed{}, err
 	}
@@ -223,6 +226,27 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 	what := "retrieval"
 	if withSets {
 		what = "retrieval and context sets"
+	}
+	if parts > 1 {
+		if err := c.partSets(ctx, spec, parts, shared, &run, counters); err != nil {
+			return run, err
+		}
+		for w := range waves {
+			wave := harvest.Wave{Index: w, Of: waves}
+			wc, done, err := c.partWave(ctx, spec, parts, shared, wave, plan, meta, &run)
+			if err != nil {
+				return run, err
+			}
+			if done {
+				run.waves++
+			}
+			for k, v := range wc {
+				counters[k] += v
+			}
+			fmt.Fprintf(os.Stderr, "harvest wave %d of %d: %d pairs labeled (%d in all so far), %s since the start\n",
+				w+1, waves, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
+		}
+		return run, c.commitWaves(ctx, waves, plan)
 	}
 	rc, _, err := step(ctx, shared, "step-retrieval.json", fmt.Sprintf("harvest %s for %d waves", what, waves), func() *beam.Pipeline {
 		p, s := beam.NewPipelineWithRoot()
@@ -289,16 +313,22 @@ func (c *Config) runWaves(ctx context.Context, spec harvest.Spec, waves int, cou
 		fmt.Fprintf(os.Stderr, "%s: %d pairs labeled (%d in all so far), %s since the start\n",
 			name, wc["harvest/pairs_labeled"], counters["harvest/pairs_labeled"], time.Since(start).Round(time.Second))
 	}
-	if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves, plan.RunID); err != nil {
+	if err := c.commitWaves(ctx, waves, plan); err != nil {
 		return run, err
-	}
-	if afterStep != nil {
-		if err := afterStep("commit"); err != nil {
-			return run, err
-		}
 	}
 	// _waves/ stays until the summary is written (Run removes it): a run
 	// stopped before that resumes with every step recorded and commits
 	// again, which keeps the tables already committed.
 	return run, nil
+}
+
+// commitWaves commits the tables the waves wrote.
+func (c *Config) commitWaves(ctx context.Context, waves int, plan wavePlan) error {
+	if err := harvest.CommitWaves(ctx, c.Output, c.Shards, waves, plan.RunID); err != nil {
+		return err
+	}
+	if afterStep != nil {
+		return afterStep("commit")
+	}
+	return nil
 }
