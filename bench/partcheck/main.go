@@ -71,9 +71,10 @@ func main() {
 
 	// The whole corpus.
 	t0, c0 := time.Now(), cpu()
+	h0 := heapInUse()
 	res, err := resources.Open(ctx, paths)
 	fail(err)
-	heap("whole corpus loaded", res.Engine.Store, t0, c0)
+	heap("whole corpus loaded", h0, res.Engine.Store, t0, c0)
 	t0, c0 = time.Now(), cpu()
 	wholeHits := make([][]schemas.Hit, len(sents))
 	wholeSets := make([][]schemas.ScoredContext, len(sents))
@@ -149,9 +150,10 @@ func main() {
 		t0, c0 = time.Now(), cpu()
 		pp := paths
 		pp.Part = resources.Part{Part: p, Parts: *parts}
+		h0 := heapInUse()
 		r, err := resources.Open(ctx, pp)
 		fail(err)
-		heap(fmt.Sprintf("part %d of %d loaded", p, *parts), r.Engine.Store, t0, c0)
+		heap(fmt.Sprintf("part %d of %d loaded", p, *parts), h0, r.Engine.Store, t0, c0)
 		t0, c0 = time.Now(), cpu()
 		missing := make([]int, len(sents))
 		fail(parallel(len(sents), func(i int) error {
@@ -234,13 +236,21 @@ func main() {
 	}
 }
 
-// heap prints the heap in use after a collection and the store's counts.
-func heap(what string, st *method.Store, t0 time.Time, c0 float64) {
+// heapInUse is the heap in use after a collection, in MiB.
+func heapInUse() float64 {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	fmt.Printf("%-36s heap_in_use_mib=%6.0f chunks=%d sentences=%d wall_s=%.1f cpu_s=%.1f\n", what,
-		float64(m.HeapInuse)/(1<<20), st.Len(), st.Sentences(), time.Since(t0).Seconds(), cpu()-c0)
+	return float64(m.HeapInuse) / (1 << 20)
+}
+
+// heap prints what loading added to the heap in use (after a collection:
+// the resources loaded, not what this tool keeps of earlier steps), the
+// heap in use, and the store's counts.
+func heap(what string, before float64, st *method.Store, t0 time.Time, c0 float64) {
+	h := heapInUse()
+	fmt.Printf("%-36s loaded_mib=%6.0f heap_in_use_mib=%6.0f chunks=%d sentences=%d wall_s=%.1f cpu_s=%.1f\n", what,
+		h-before, h, st.Len(), st.Sentences(), time.Since(t0).Seconds(), cpu()-c0)
 }
 
 func step(what string, t0 time.Time, c0 float64) {

@@ -186,30 +186,39 @@ func (f *contextSetFn) missingChunks(j *setJob) error {
 		j.r.SentenceID, j.info.MissingChunks, len(j.hits), strings.Join(ids, ", "), f.Cfg.Paths.Chunks, f.Cfg.Paths.Index)
 }
 
-// flush emits the pending sets from the oldest on: those already done, and
-// more, waiting for each, until fewer than limit are left. After an error
-// the rest are still waited for, so that no goroutine outlives the bundle.
+// flush emits the pending sets from the oldest on (flushJobs).
 func (f *contextSetFn) flush(ctx context.Context, limit int, emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) error {
-	var err error
-	for len(f.pending) > 0 {
-		j := f.pending[0]
-		select {
-		case <-j.done:
-		default:
-			if len(f.pending) < limit && err == nil {
-				return nil
-			}
-			<-j.done
-		}
-		f.pending = f.pending[1:]
-		if err == nil {
-			err = j.err
-		}
-		if err == nil {
+	return flushJobs(&f.pending, limit, func(j *setJob) <-chan struct{} { return j.done }, func(j *setJob) error {
+		if j.err == nil {
 			f.emitSet(ctx, j, emit, emitDead)
 		}
+		return j.err
+	})
+}
+
+// flushJobs hands the pending jobs, each running in its own goroutine, to
+// finish from the oldest on: those already done, and more, waiting for
+// each, until fewer than limit are left. After finish returns an error the
+// rest are still waited for (not finished), so that no goroutine outlives
+// the bundle, and the first error is returned.
+func flushJobs[J any](pending *[]J, limit int, done func(J) <-chan struct{}, finish func(J) error) error {
+	var err error
+	for len(*pending) > 0 {
+		j := (*pending)[0]
+		select {
+		case <-done(j):
+		default:
+			if len(*pending) < limit && err == nil {
+				return nil
+			}
+			<-done(j)
+		}
+		*pending = (*pending)[1:]
+		if err == nil {
+			err = finish(j)
+		}
 	}
-	f.pending = nil
+	*pending = nil
 	return err
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/transforms/counter"
-	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func init() {
@@ -189,14 +188,11 @@ func (f *joinBFn) ProcessElement(ctx context.Context, _ string, halves func(*hal
 type labelFn struct {
 	Cfg LabelConfig
 
-	res                    *resources.Resources
-	settings               string
-	labeled, millis, evals counter.Counter
-	ctxPairs, cacheHits    counter.Counter
-	lexical                bool
-	hist                   [20]counter.Counter
-	strata                 map[string]counter.Counter
-	prog                   *progress.Reporter
+	res                 *resources.Resources
+	millis, evals       counter.Counter
+	ctxPairs, cacheHits counter.Counter
+	lexical             bool
+	rows                *rowMaker
 }
 
 func (f *labelFn) Setup(ctx context.Context) error {
@@ -208,20 +204,11 @@ func (f *labelFn) Setup(ctx context.Context) error {
 		return err
 	}
 	f.lexical = !f.Cfg.Settings.NeedsContexts()
-	f.settings = f.Cfg.Settings.JSON()
-	f.labeled = counter.New("harvest", "pairs_labeled")
 	f.millis = counter.New("harvest", "stage_ms_labels")
 	f.evals = counter.New("harvest", "gen_evals_labels")
 	f.ctxPairs = counter.New("harvest", "ctx_pairs_labels")
 	f.cacheHits = counter.New("harvest", "cache_hits_labels")
-	for i := range f.hist {
-		f.hist[i] = counter.New("harvest_label_hist", HistBin(i))
-	}
-	f.strata = map[string]counter.Counter{}
-	for _, s := range Strata {
-		f.strata[s] = counter.New("harvest", "pairs_"+s)
-	}
-	f.prog = progress.New("harvest", "pairs labeled")
+	f.rows = newRowMaker(f.Cfg)
 	return nil
 }
 
@@ -257,8 +244,7 @@ func (f *labelFn) ProcessElement(ctx context.Context, g pairGroup, emit func(sch
 			row.IndexFingerprint = j.PrevIndex
 			// A copied label is a pair of this version like any other: it
 			// counts in the strata and the histogram, not in pairs_labeled.
-			f.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
-			f.strata[j.Pair.Stratum].Inc(ctx, 1)
+			f.rows.countCopied(ctx, row, j.Pair)
 			emit(row)
 			continue
 		}
@@ -295,11 +281,9 @@ func (f *labelFn) count(ctx context.Context, j pairJob, emit func(schemas.Labele
 	f.evals.Inc(ctx, lab.Work.GenEvals)
 	f.ctxPairs.Inc(ctx, lab.Work.CtxPairs)
 	f.cacheHits.Inc(ctx, lab.Work.CacheHits)
-	f.labeled.Inc(ctx, 1)
-	f.hist[histIndex(lab.Label)].Inc(ctx, 1)
-	f.strata[j.Pair.Stratum].Inc(ctx, 1)
-	f.prog.Add(1)
-	emit(f.row(j, lab))
+	row := f.row(j, lab)
+	f.rows.count(ctx, row, j.Pair)
+	emit(row)
 }
 
 // row is the output record of a labeled pair.
@@ -310,13 +294,13 @@ func (f *labelFn) row(j pairJob, lab method.PairLabel) schemas.LabeledPair {
 		LabelContext: float32(lab.Context), LabelLexical: float32(lab.Lexical), LabelEmbed: float32(lab.Embed),
 		LabelAlign: float32(lab.Align), Split: Split(j.Pair.ID), Stratum: j.Pair.Stratum, NumContexts: int32(lab.Contexts),
 		ModelFingerprint: f.Cfg.ModelFingerprint, IndexFingerprint: f.Cfg.IndexFingerprint,
-		Settings: f.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
+		Settings: f.rows.settings, ContextsDigest: ContextsDigest(j.SetA, j.SetB),
 	}
 }
 
 func (f *labelFn) Teardown() {
-	if f.prog != nil {
-		f.prog.Done()
+	if f.rows != nil {
+		f.rows.prog.Done()
 	}
 }
 

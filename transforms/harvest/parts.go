@@ -28,11 +28,12 @@ import (
 //
 //  1. PartTerms, per part: each sampled sentence's query terms with their
 //     document frequencies in the part's shards;
-//  2. PartSearch, per part: the frequencies added over the parts, the
-//     part's shards searched with them;
-//  3. PartCandidates, per part: the parts' hits merged into the whole
-//     retrieval, and the candidates of the part's chunks ranked and
-//     scored;
+//  2. PartSearch, per part in turn: the frequencies added over the parts,
+//     the part's shards searched with them, and the hits merged with those
+//     of the parts before (so that no step moves more than about twice the
+//     hits of the whole retrieval, whatever the number of parts);
+//  3. PartCandidates, per part: the candidates of the part's chunks among
+//     the whole retrieval ranked and scored;
 //  4. MergePartSets, once: the parts' candidates merged into C_s;
 //  5. LabelPart, per part and wave: each pair's sums of Eq. 4 over the
 //     contexts of its two sets that the part holds;
@@ -49,8 +50,7 @@ func init() {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	register.DoFn4x1[context.Context, schemas.Sentence, func(SentenceTerms), func(schemas.DeadLetter), error](&partTermsFn{})
-	register.DoFn5x1[context.Context, string, func(*schemas.Sentence) bool, func(*SentenceTerms) bool, func(schemas.Retrieval), error](&partSearchFn{})
-	register.DoFn5x1[context.Context, string, func(*schemas.Retrieval) bool, func(schemas.Retrieval), func(schemas.Retrieval), error](&mergeHitsFn{})
+	register.DoFn6x1[context.Context, string, func(*schemas.Sentence) bool, func(*SentenceTerms) bool, func(*schemas.Retrieval) bool, func(schemas.Retrieval), error](&partSearchFn{})
 	register.DoFn3x1[context.Context, schemas.Retrieval, func(PartCands), error](&partCandsFn{})
 	register.DoFn5x0[context.Context, string, func(*PartCands) bool, func(schemas.ContextSet), func(schemas.DeadLetter)](&mergeSetsFn{})
 	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(PartSums), func(schemas.DeadLetter)](&sideBPartFn{})
@@ -197,31 +197,34 @@ func toUint64(x []int64) []uint64 {
 }
 
 // PartSearch is step 2 on one part: the sampled sentences' query terms
-// from every part (terms, PartTerms of each) are added, and the part's
-// shards searched with them, at the method's depth.
-func PartSearch(s beam.Scope, cfg PartConfig, sampled beam.PCollection, terms []beam.PCollection) beam.PCollection {
+// from every part (terms, PartTerms of each) are added, the part's shards
+// searched with them at the method's depth, and the hits merged with prev
+// (PartSearch of the parts before, in turn; empty for the first part).
+// After the last part, each retrieval is the whole index's.
+func PartSearch(s beam.Scope, cfg PartConfig, sampled, prev beam.PCollection, terms []beam.PCollection) beam.PCollection {
 	s = s.Scope("harvest.PartSearch")
 	byID := beam.ParDo(s, keySentence, sampled)
 	t := beam.ParDo(s, keyTerms, beam.Flatten(s, terms...))
-	return beam.ParDo(s, &partSearchFn{Cfg: cfg}, beam.CoGroupByKey(s, byID, t))
+	return beam.ParDo(s, &partSearchFn{Cfg: cfg}, beam.CoGroupByKey(s, byID, t, beam.ParDo(s, keyRetrieval, prev)))
 }
 
 type partSearchFn struct {
 	Cfg PartConfig
 	ix  *retrieval.Index
 
-	queries, excluded counter.Counter
+	queries, excluded, noHits counter.Counter
 }
 
 func (f *partSearchFn) Setup(ctx context.Context) (err error) {
 	f.queries = counter.New("retrieve", "queries")
 	f.excluded = counter.New("retrieve", "own_chunks_excluded")
+	f.noHits = counter.New("retrieve", "queries_without_hits")
 	f.ix, err = f.Cfg.openShards(ctx)
 	return err
 }
 
 func (f *partSearchFn) ProcessElement(ctx context.Context, id string, sents func(*schemas.Sentence) bool,
-	terms func(*SentenceTerms) bool, emit func(schemas.Retrieval)) error {
+	terms func(*SentenceTerms) bool, prev func(*schemas.Retrieval) bool, emit func(schemas.Retrieval)) error {
 	var st schemas.Sentence
 	if !sents(&st) {
 		return nil
@@ -241,18 +244,30 @@ func (f *partSearchFn) ProcessElement(ctx context.Context, id string, sents func
 	if n == 0 {
 		return nil // no text: a dead letter of PartTerms
 	}
-	if n != f.Cfg.part().Parts {
-		return fmt.Errorf("harvest: sentence %s has the document frequencies of %d parts of the corpus, not %d", id, n, f.Cfg.part().Parts)
+	part := f.Cfg.part()
+	if n != part.Parts {
+		return fmt.Errorf("harvest: sentence %s has the document frequencies of %d parts of the corpus, not %d", id, n, part.Parts)
 	}
 	hits, excluded, err := f.ix.SearchTerms(ctx, q, f.Cfg.Settings.TopK, st.ChunkIDs)
 	if err != nil {
 		return err
 	}
-	if f.Cfg.part().Part == 0 {
+	out := schemas.Retrieval{SentenceID: st.ID, Text: st.Text, Excluded: int32(excluded), Hits: hits, IndexFingerprint: f.ix.Meta.ID()}
+	var before schemas.Retrieval
+	if prev(&before) {
+		out.Hits = retrieval.MergeHits([][]schemas.Hit{before.Hits, hits}, f.Cfg.Settings.TopK)
+		out.Excluded += before.Excluded
+	} else if part.Part > 0 {
+		return fmt.Errorf("harvest: sentence %s has no hits from the parts of the corpus before part %d", id, part.Part)
+	}
+	if part.Part == 0 {
 		f.queries.Inc(ctx, 1)
 	}
+	if part.Part == part.Parts-1 && len(out.Hits) == 0 {
+		f.noHits.Inc(ctx, 1)
+	}
 	f.excluded.Inc(ctx, int64(excluded))
-	emit(schemas.Retrieval{SentenceID: st.ID, Text: st.Text, Excluded: int32(excluded), Hits: hits, IndexFingerprint: f.ix.Meta.ID()})
+	emit(out)
 	return nil
 }
 
@@ -262,51 +277,13 @@ func (f *partSearchFn) Teardown() {
 	}
 }
 
-// PartCandidates is step 3 on one part: the parts' hits of each sentence
-// (PartSearch of each) are merged into its whole retrieval, and the
-// candidates of the part's chunks among them are ranked and scored. It
-// also returns the merged retrievals cut to the depth the pair sampler
-// looks at (Pairs.Neighbours).
-func PartCandidates(s beam.Scope, cfg PartConfig, neighbours int, hits []beam.PCollection) (cands, merged beam.PCollection) {
+// PartCandidates is step 3 on one part: the candidates of the part's
+// chunks among each sentence's whole retrieval (PartSearch of the last
+// part) are ranked and scored. It also returns the retrievals cut to the
+// depth the pair sampler looks at (Pairs.Neighbours).
+func PartCandidates(s beam.Scope, cfg PartConfig, neighbours int, whole beam.PCollection) (cands, top beam.PCollection) {
 	s = s.Scope("harvest.PartCandidates")
-	grouped := beam.GroupByKey(s, beam.ParDo(s, keyRetrieval, beam.Flatten(s, hits...)))
-	whole, top := beam.ParDo2(s, &mergeHitsFn{Parts: cfg.part().Parts, K: cfg.Settings.TopK, Neighbours: neighbours}, grouped)
-	return beam.ParDo(s, &partCandsFn{Cfg: cfg}, whole), top
-}
-
-type mergeHitsFn struct {
-	Parts, K, Neighbours int
-
-	noHits counter.Counter
-}
-
-func (f *mergeHitsFn) Setup() { f.noHits = counter.New("retrieve", "queries_without_hits") }
-
-func (f *mergeHitsFn) ProcessElement(ctx context.Context, id string, parts func(*schemas.Retrieval) bool,
-	emit, emitTop func(schemas.Retrieval)) error {
-	var out schemas.Retrieval
-	var lists [][]schemas.Hit
-	var r schemas.Retrieval
-	for parts(&r) {
-		if len(lists) == 0 {
-			out = r
-			out.Excluded = 0
-		}
-		out.Excluded += r.Excluded
-		lists = append(lists, r.Hits)
-	}
-	if len(lists) != f.Parts {
-		return fmt.Errorf("harvest: sentence %s has the hits of %d parts of the corpus, not %d", id, len(lists), f.Parts)
-	}
-	out.Hits = retrieval.MergeHits(lists, f.K)
-	if len(out.Hits) == 0 {
-		f.noHits.Inc(ctx, 1)
-	}
-	emit(out)
-	top := out
-	top.Hits = out.Hits[:min(len(out.Hits), f.Neighbours)]
-	emitTop(top)
-	return nil
+	return beam.ParDo(s, &partCandsFn{Cfg: cfg}, whole), beam.ParDo(s, &topHitsFn{N: neighbours}, whole)
 }
 
 type partCandsFn struct {
@@ -396,36 +373,21 @@ func (f *partCandsFn) rank(j *candJob) {
 	j.info, j.took = info, time.Since(t0)
 }
 
-// flush emits the pending jobs from the oldest on, waiting for each, until
-// fewer than limit are left; after an error, the rest are waited for.
+// flush emits the finished jobs from the oldest on (flushJobs).
 func (f *partCandsFn) flush(ctx context.Context, limit int, emit func(PartCands)) error {
-	var err error
-	for len(f.pending) > 0 {
-		j := f.pending[0]
-		select {
-		case <-j.done:
-		default:
-			if len(f.pending) < limit && err == nil {
-				return nil
-			}
-			<-j.done
+	return flushJobs(&f.pending, limit, func(j *candJob) <-chan struct{} { return j.done }, func(j *candJob) error {
+		if j.err != nil {
+			return j.err
 		}
-		f.pending = f.pending[1:]
-		if err == nil {
-			err = j.err
-		}
-		if err == nil {
-			f.cands.Inc(ctx, int64(j.info.Candidates))
-			f.genEvals.Inc(ctx, j.info.Work.GenEvals)
-			f.discPairs.Inc(ctx, j.info.Work.DiscPairs)
-			f.ctxPairs.Inc(ctx, j.info.Work.CtxPairs)
-			f.encoded.Inc(ctx, j.info.Work.SentencesEncoded)
-			f.millis.Inc(ctx, j.took.Milliseconds())
-			emit(j.out)
-		}
-	}
-	f.pending = nil
-	return err
+		f.cands.Inc(ctx, int64(j.info.Candidates))
+		f.genEvals.Inc(ctx, j.info.Work.GenEvals)
+		f.discPairs.Inc(ctx, j.info.Work.DiscPairs)
+		f.ctxPairs.Inc(ctx, j.info.Work.CtxPairs)
+		f.encoded.Inc(ctx, j.info.Work.SentencesEncoded)
+		f.millis.Inc(ctx, j.took.Milliseconds())
+		emit(j.out)
+		return nil
+	})
 }
 
 // MergePartSets is step 4: each sentence's candidates from every part
@@ -494,13 +456,7 @@ func (f *mergeSetsFn) ProcessElement(ctx context.Context, id string, parts func(
 // pair's sums cover the contexts of the part's chunks. Only the first part
 // sends pairs without a set to the dead letters (every part would).
 func LabelPart(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (partial, dead beam.PCollection) {
-	s = s.Scope("harvest.LabelPart")
-	setsByID := beam.ParDo(s, keyContextSet, sets)
-	texts := beam.ParDo(s, keySetText, sets)
-	withB, dead1 := beam.ParDo2(s, &textJoinFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByB, pairs), texts))
-	halves, dead2 := beam.ParDo2(s, &sideAFn{Cfg: cfg}, beam.CoGroupByKey(s, withB, setsByID))
-	partial, dead3 := beam.ParDo2(s, &sideBPartFn{Cfg: cfg}, beam.CoGroupByKey(s, halves, setsByID))
-	return partial, beam.Flatten(s, dead1, dead2, dead3)
+	return sidesPlane(s.Scope("harvest.LabelPart"), cfg, pairs, sets, &sideBPartFn{Cfg: cfg})
 }
 
 // sideBPartFn is sideBFn for one part of the corpus: it emits the pair's

@@ -80,13 +80,19 @@ func keyPairByB(p Pair) (string, Pair) { return p.B, p }
 // labelBySides labels pairs from the per-side sums of Eq. 4 (see the
 // plane above).
 func labelBySides(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection) (labeled, dead beam.PCollection) {
-	s = s.Scope("harvest.LabelSides")
+	return sidesPlane(s.Scope("harvest.LabelSides"), cfg, pairs, sets, &sideBFn{Cfg: cfg})
+}
+
+// sidesPlane runs the three shuffles of the plane above, with second, a
+// DoFn over (second sentence, its pairs' halfSums, its set), as the
+// second side; it returns second's output and all the dead letters.
+func sidesPlane(s beam.Scope, cfg LabelConfig, pairs, sets beam.PCollection, second any) (out, dead beam.PCollection) {
 	setsByID := beam.ParDo(s, keyContextSet, sets)
 	texts := beam.ParDo(s, keySetText, sets)
 	withB, dead1 := beam.ParDo2(s, &textJoinFn{}, beam.CoGroupByKey(s, beam.ParDo(s, keyPairByB, pairs), texts))
 	halves, dead2 := beam.ParDo2(s, &sideAFn{Cfg: cfg}, beam.CoGroupByKey(s, withB, setsByID))
-	labeled, dead3 := beam.ParDo2(s, &sideBFn{Cfg: cfg}, beam.CoGroupByKey(s, halves, setsByID))
-	return labeled, beam.Flatten(s, dead1, dead2, dead3)
+	out, dead3 := beam.ParDo2(s, second, beam.CoGroupByKey(s, halves, setsByID))
+	return out, beam.Flatten(s, dead1, dead2, dead3)
 }
 
 func missingSet(p Pair, missing string) schemas.DeadLetter {
@@ -390,7 +396,13 @@ func (r *rowMaker) row(e *method.Engine, p Pair, textA, textB string, sums metho
 // count counts an output row.
 func (r *rowMaker) count(ctx context.Context, row schemas.LabeledPair, p Pair) {
 	r.labeled.Inc(ctx, 1)
+	r.prog.Add(1)
+	r.countCopied(ctx, row, p)
+}
+
+// countCopied counts a row whose label was copied from an earlier
+// harvest: in the histogram and the strata, not as labeled.
+func (r *rowMaker) countCopied(ctx context.Context, row schemas.LabeledPair, p Pair) {
 	r.hist[histIndex(float64(row.Label))].Inc(ctx, 1)
 	r.strata[p.Stratum].Inc(ctx, 1)
-	r.prog.Add(1)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -110,12 +111,16 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 		rc, _, err := step(ctx, shared, fmt.Sprintf("step-parts-search-%03d.json", p), fmt.Sprintf("harvest part %d of %d: retrieval", p+1, parts), func() *beam.Pipeline {
 			pl, s := beam.NewPipelineWithRoot()
 			sampled := parquetio.Read(s, glob(sampledDir), reflect.TypeOf(schemas.Sentence{}))
-			hits := harvest.PartSearch(s, cfg(p), sampled, readAll(s, "terms", reflect.TypeOf(harvest.SentenceTerms{})))
+			prev := beam.CreateList(s, []schemas.Retrieval{})
+			if p > 0 {
+				prev = parquetio.Read(s.Scope("before"), glob(dir("hits", p-1)), reflect.TypeOf(schemas.Retrieval{}))
+			}
+			hits := harvest.PartSearch(s, cfg(p), sampled, prev, readAll(s, "terms", reflect.TypeOf(harvest.SentenceTerms{})))
 			parquetio.Write(s, parquetio.Config{Dir: dir("hits", p), NumShards: c.Shards}, hits)
 			return pl
 		}, run)
 		if err != nil {
-			return err
+			return tooLarge(err, spec)
 		}
 		add(rc)
 	}
@@ -123,7 +128,8 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 	for p := range parts {
 		rc, _, err := step(ctx, shared, fmt.Sprintf("step-parts-cands-%03d.json", p), fmt.Sprintf("harvest part %d of %d: candidate contexts", p+1, parts), func() *beam.Pipeline {
 			pl, s := beam.NewPipelineWithRoot()
-			cands, top := harvest.PartCandidates(s, cfg(p), spec.Pairs.Neighbours, readAll(s, "hits", reflect.TypeOf(schemas.Retrieval{})))
+			whole := parquetio.Read(s, glob(dir("hits", parts-1)), reflect.TypeOf(schemas.Retrieval{}))
+			cands, top := harvest.PartCandidates(s, cfg(p), spec.Pairs.Neighbours, whole)
 			parquetio.Write(s, parquetio.Config{Dir: dir("cands", p), NumShards: c.Shards}, cands)
 			if p == 0 {
 				parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, top)
@@ -131,7 +137,7 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 			return pl
 		}, run)
 		if err != nil {
-			return err
+			return tooLarge(err, spec)
 		}
 		add(rc)
 		// The part's word counts for the lexical part of the labels, from
@@ -257,4 +263,15 @@ func (c *Config) partWave(ctx context.Context, spec harvest.Spec, parts int, sha
 // work, which every part's pipeline of a wave repeats.
 func isSamplerCounter(k string) bool {
 	return k == "harvest/pair_links" || k == "harvest/pairs_distinct"
+}
+
+// tooLarge adds to a step's error what to do when Prism could not move a
+// stage's input in one message (2 GiB): the parts' steps pass each
+// sentence's whole retrieval between pipelines, about 15 bytes a hit.
+func tooLarge(err error, spec harvest.Spec) error {
+	if !strings.Contains(err.Error(), "larger than max") {
+		return err
+	}
+	return fmt.Errorf("%w\n--corpus_parts moves each sampled sentence's whole retrieval (--top_k=%d hits, about 15 bytes each, twice) between its pipelines, and a local run moves a stage's input in one message of at most 2 GiB: "+
+		"harvest the sample in windows (--sample and --sample_from, about %d sentences each at most), or lower --top_k", err, spec.Settings.TopK, (1<<31)/(30*max(spec.Settings.TopK, 1)))
 }
