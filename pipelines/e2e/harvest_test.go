@@ -262,6 +262,10 @@ func TestHarvest(t *testing.T) {
 		!strings.Contains(stderr, "has 2 shards") {
 		t.Fatalf("three parts of a two-shard index: exit %d, %s", code, stderr)
 	}
+	if code, stderr := runExit(t, "harvest", append(harvestArgs(corpusOut, model, filepath.Join(t.TempDir(), "pm")), "--corpus_parts=2", "--map_corpus")...); code == 0 ||
+		!strings.Contains(stderr, "--map_corpus") {
+		t.Fatalf("corpus parts with --map_corpus: exit %d, %s", code, stderr)
+	}
 
 	// Killed midway, then run again into the same directory.
 	outC := filepath.Join(t.TempDir(), "c")

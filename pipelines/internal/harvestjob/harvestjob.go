@@ -116,7 +116,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Shards, "parquet_shards", 4, "Files per Parquet table.")
 	fs.IntVar(&c.Print, "print", 5, "Print this many labeled pairs after the run (local output only).")
 	fs.IntVar(&c.CorpusParts, "corpus_parts", 1, "Split the corpus into this many parts by index shard (at most the index's shards) and run the context sets and the labels as pipelines that each load one part (its chunks, their vectors and its shards), one after another, so that a worker holds about 1/parts of the corpus (a sentence whose chunks lie in several parts is held by each). "+
-		"The context sets are those of one pipeline over the whole corpus, and the labels too but for the order Eq. 4's sums are added in. Runs in waves (--waves, default 1), under <output>/_waves; a run stopped midway is resumed by the same command. Labelers that build context sets only.")
+		"The context sets are those of one pipeline over the whole corpus, and the labels too but for the order Eq. 4's sums are added in. Runs in waves (--waves, default 1), under <output>/_waves; a run stopped midway is resumed by the same command. Labelers that build context sets only; not with --map_corpus.")
 	fs.IntVar(&c.Waves, "waves", 1, "Label in this many pipelines in turn, each labeling the pairs owned by about 1/waves of the sentences, so that Prism holds one wave's pairs in memory rather than all; the sentences are retrieved, and their context sets built, once, before the first wave, into <output>/_waves (removed at the end); a run stopped midway is resumed by the same command.")
 }
 

@@ -40,6 +40,12 @@ func checkParts(ctx context.Context, spec harvest.Spec, parts int) error {
 	if !spec.Settings.NeedsContexts() {
 		return fmt.Errorf("--corpus_parts splits the work of context sets; the %s labeler builds none (it needs the index and the chunks' word counts only)", method.LabelerLexical)
 	}
+	if spec.Paths.Mapped {
+		// The maps of a store and its vectors stay until the process ends
+		// (nothing may still point into them before), so every part loaded
+		// would add its files to the local disk.
+		return fmt.Errorf("--corpus_parts cannot be combined with --map_corpus: each part's memory maps would stay on the local disk until the harvest ends; the parts already bound what a worker holds")
+	}
 	if spec.Settings.RandomContexts {
 		return fmt.Errorf("--corpus_parts cannot draw random contexts: they are drawn from the whole corpus")
 	}
