@@ -82,27 +82,13 @@ func sortedWords(s string) []string {
 }
 
 // MergeSet selects C_s from the parts' candidates of one sentence
-// (PartCandidates on every part): the best R by the rerank term (ties by
-// retrieval order), sorted by S, then selected under the diversity
-// constraints, as ContextSet does over the whole store. rerank says
-// whether the settings rerank by a term the engines know (Engine.Term).
+// (PartCandidates on every part, or KeepBest of them): the best R by the
+// rerank term (ties by retrieval order), sorted by S, then selected under
+// the diversity constraints, as ContextSet does over the whole store.
+// rerank says whether the settings rerank by a term the engines know
+// (Engine.Term).
 func MergeSet(parts [][]PartCand, st Settings, rerank bool) []schemas.ScoredContext {
-	var all []PartCand
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	// The order of the candidates over the whole store: retrieval order,
-	// then slot.
-	slices.SortFunc(all, func(a, b PartCand) int {
-		if c := cmp.Compare(a.Rank, b.Rank); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Ref.Slot, b.Ref.Slot)
-	})
-	if rerank {
-		slices.SortStableFunc(all, func(a, b PartCand) int { return cmp.Compare(b.Rerank, a.Rerank) })
-		all = all[:min(len(all), st.Rerank)]
-	}
+	all := KeepBest(parts, st, rerank)
 	slices.SortStableFunc(all, func(a, b PartCand) int { return cmp.Compare(b.Ref.Score, a.Ref.Score) })
 	ids := map[string]uint32{}
 	words := func(i int) []uint32 {
@@ -124,6 +110,32 @@ func MergeSet(parts [][]PartCand, st Settings, rerank bool) []schemas.ScoredCont
 		out[j] = all[i].Ref
 	}
 	return out
+}
+
+// KeepBest merges candidates of one sentence from several parts (or from
+// earlier merges) into the best R by the rerank term, ties broken by
+// retrieval order and slot, in that order; without rerank it keeps them
+// all, in retrieval order. The order is total, so merging parts in turn
+// (KeepBest of an earlier KeepBest and the next part) keeps what merging
+// them at once does.
+func KeepBest(parts [][]PartCand, st Settings, rerank bool) []PartCand {
+	var all []PartCand
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	// The order of the candidates over the whole store: retrieval order,
+	// then slot.
+	slices.SortFunc(all, func(a, b PartCand) int {
+		if c := cmp.Compare(a.Rank, b.Rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Ref.Slot, b.Ref.Slot)
+	})
+	if rerank {
+		slices.SortStableFunc(all, func(a, b PartCand) int { return cmp.Compare(b.Rerank, a.Rerank) })
+		all = all[:min(len(all), st.Rerank)]
+	}
+	return all
 }
 
 // ResolveIn is Resolve for the contexts of refs whose chunks has reports

@@ -82,6 +82,16 @@ func TestPartsEqualWhole(t *testing.T) {
 				t.Fatalf("%d hits missing from the parts, want %d (each hit is in one part)", missing, (P-1)*len(hits[i:]))
 			}
 			got := MergeSet(parts, st, rerank)
+			// Merged in turn, as the harvest's steps merge them: the same.
+			inTurn := parts[0]
+			for _, pc := range parts[1:] {
+				inTurn = KeepBest([][]PartCand{inTurn, pc}, st, rerank)
+			}
+			if again := MergeSet([][]PartCand{inTurn}, st, rerank); !slices.EqualFunc(again, got, func(a, b schemas.ScoredContext) bool {
+				return a.ChunkID == b.ChunkID && a.Slot == b.Slot && a.Score == b.Score
+			}) {
+				t.Fatalf("%s/%s sentence %d: the parts merged in turn give another set", st.RerankBy, st.Similarity, i)
+			}
 			if len(want) < 6 || !slices.EqualFunc(got, want, func(a, b schemas.ScoredContext) bool {
 				return a.ChunkID == b.ChunkID && a.Slot == b.Slot && a.Score == b.Score && slices.Equal(a.Terms, b.Terms)
 			}) {

@@ -32,9 +32,11 @@ import (
 //     the part's shards searched with them, and the hits merged with those
 //     of the parts before (so that no step moves more than about twice the
 //     hits of the whole retrieval, whatever the number of parts);
-//  3. PartCandidates, per part: the candidates of the part's chunks among
-//     the whole retrieval ranked and scored;
-//  4. MergePartSets, once: the parts' candidates merged into C_s;
+//  3. PartCandidates, per part in turn: the candidates of the part's
+//     chunks among the whole retrieval ranked and scored, and merged with
+//     those of the parts before into the best R (so that no step moves
+//     more than about 2R candidates a sentence, whatever the parts);
+//  4. MergePartSets, once: the merged candidates selected into C_s;
 //  5. LabelPart, per part and wave: each pair's sums of Eq. 4 over the
 //     contexts of its two sets that the part holds;
 //  6. FinishParts, once per wave: the sums added over the parts, and the
@@ -52,6 +54,7 @@ func init() {
 	register.DoFn4x1[context.Context, schemas.Sentence, func(SentenceTerms), func(schemas.DeadLetter), error](&partTermsFn{})
 	register.DoFn6x1[context.Context, string, func(*schemas.Sentence) bool, func(*SentenceTerms) bool, func(*schemas.Retrieval) bool, func(schemas.Retrieval), error](&partSearchFn{})
 	register.DoFn3x1[context.Context, schemas.Retrieval, func(PartCands), error](&partCandsFn{})
+	register.DoFn4x1[string, func(*PartCands) bool, func(*PartCands) bool, func(PartCands), error](&keepBestFn{})
 	register.DoFn5x0[context.Context, string, func(*PartCands) bool, func(schemas.ContextSet), func(schemas.DeadLetter)](&mergeSetsFn{})
 	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(PartSums), func(schemas.DeadLetter)](&sideBPartFn{})
 	register.DoFn5x1[context.Context, string, func(*PartSums) bool, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&finishPartsFn{})
@@ -279,11 +282,62 @@ func (f *partSearchFn) Teardown() {
 
 // PartCandidates is step 3 on one part: the candidates of the part's
 // chunks among each sentence's whole retrieval (PartSearch of the last
-// part) are ranked and scored. It also returns the retrievals cut to the
-// depth the pair sampler looks at (Pairs.Neighbours).
-func PartCandidates(s beam.Scope, cfg PartConfig, neighbours int, whole beam.PCollection) (cands, top beam.PCollection) {
+// part) are ranked and scored, and merged with prev (PartCandidates of
+// the parts before; nil for the first part) into the best R
+// (method.KeepBest; rerank as for MergePartSets). It also returns the
+// retrievals cut to the depth the pair sampler looks at
+// (Pairs.Neighbours).
+func PartCandidates(s beam.Scope, cfg PartConfig, neighbours int, rerank bool, whole, prev beam.PCollection) (cands, top beam.PCollection) {
 	s = s.Scope("harvest.PartCandidates")
-	return beam.ParDo(s, &partCandsFn{Cfg: cfg}, whole), beam.ParDo(s, &topHitsFn{N: neighbours}, whole)
+	own := beam.ParDo(s, &partCandsFn{Cfg: cfg}, whole)
+	top = beam.ParDo(s, &topHitsFn{N: neighbours}, whole)
+	if !prev.IsValid() {
+		return own, top
+	}
+	merged := beam.ParDo(s, &keepBestFn{Settings: cfg.Settings, Rerank: rerank},
+		beam.CoGroupByKey(s, beam.ParDo(s, keyCands, own), beam.ParDo(s, keyCands, prev)))
+	return merged, top
+}
+
+// keepBestFn merges one sentence's candidates of a part with those of the
+// parts before.
+type keepBestFn struct {
+	Settings method.Settings
+	Rerank   bool
+}
+
+func (f *keepBestFn) ProcessElement(id string, own, prev func(*PartCands) bool, emit func(PartCands)) error {
+	var a, b PartCands
+	if !own(&a) {
+		return fmt.Errorf("harvest: sentence %s has candidates from the parts before, but none from this part", id)
+	}
+	if !prev(&b) {
+		return fmt.Errorf("harvest: sentence %s has no candidates from the parts before this one", id)
+	}
+	kept := method.KeepBest([][]method.PartCand{fromRecord(a), fromRecord(b)}, f.Settings, f.Rerank)
+	a.Contexts = toRecord(kept)
+	emit(a)
+	return nil
+}
+
+// fromRecord and toRecord convert candidates between their record and
+// method's form.
+func fromRecord(c PartCands) []method.PartCand {
+	out := make([]method.PartCand, len(c.Contexts))
+	for i, x := range c.Contexts {
+		out[i] = method.PartCand{Ref: schemas.ScoredContext{ChunkID: x.ChunkID, Slot: x.Slot, Score: x.Score, Terms: x.Terms},
+			Rank: x.Rank, Rerank: x.Rerank, Words: x.Words}
+	}
+	return out
+}
+
+func toRecord(pc []method.PartCand) []PartContext {
+	out := make([]PartContext, len(pc))
+	for i, c := range pc {
+		out[i] = PartContext{ChunkID: c.Ref.ChunkID, Slot: c.Ref.Slot, Score: c.Ref.Score, Terms: c.Ref.Terms,
+			Rank: c.Rank, Rerank: c.Rerank, Words: c.Words}
+	}
+	return out
 }
 
 type partCandsFn struct {
@@ -365,11 +419,7 @@ func (f *partCandsFn) rank(j *candJob) {
 			r.SentenceID, other, info.MissingChunks, f.res.Part.Part, f.Cfg.Paths.Chunks)
 		return
 	}
-	j.out = PartCands{SentenceID: r.SentenceID, Text: r.Text, Hits: int32(len(r.Hits)), Contexts: make([]PartContext, len(pc))}
-	for i, c := range pc {
-		j.out.Contexts[i] = PartContext{ChunkID: c.Ref.ChunkID, Slot: c.Ref.Slot, Score: c.Ref.Score, Terms: c.Ref.Terms,
-			Rank: c.Rank, Rerank: c.Rerank, Words: c.Words}
-	}
+	j.out = PartCands{SentenceID: r.SentenceID, Text: r.Text, Hits: int32(len(r.Hits)), Contexts: toRecord(pc)}
 	j.info, j.took = info, time.Since(t0)
 }
 
@@ -390,8 +440,9 @@ func (f *partCandsFn) flush(ctx context.Context, limit int, emit func(PartCands)
 	})
 }
 
-// MergePartSets is step 4: each sentence's candidates from every part
-// (PartCandidates of each) are merged into C_s (method.MergeSet), recorded
+// MergePartSets is step 4: each sentence's candidates from the parts
+// (PartCandidates of the last part, which merged them all; or of each
+// part, parts then naming how many) are merged into C_s (method.MergeSet), recorded
 // with the set's terms (Engine.SetTerms); rerank says whether the settings
 // rerank by a term the models compute. Sentences left with no context go
 // to the dead letters.
@@ -425,11 +476,7 @@ func (f *mergeSetsFn) ProcessElement(ctx context.Context, id string, parts func(
 	var hits, cands int32
 	for parts(&c) {
 		text, hits = c.Text, c.Hits
-		l := make([]method.PartCand, len(c.Contexts))
-		for i, x := range c.Contexts {
-			l[i] = method.PartCand{Ref: schemas.ScoredContext{ChunkID: x.ChunkID, Slot: x.Slot, Score: x.Score, Terms: x.Terms},
-				Rank: x.Rank, Rerank: x.Rerank, Words: x.Words}
-		}
+		l := fromRecord(c)
 		cands += int32(len(l))
 		lists = append(lists, l)
 	}

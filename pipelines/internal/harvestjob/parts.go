@@ -138,12 +138,26 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 			}
 		}
 	}
+	m, err := resources.OpenModels(ctx, spec.Paths.Models)
+	if err != nil {
+		return err
+	}
+	e, err := m.Engine(method.NewStore())
+	if err != nil {
+		return err
+	}
+	terms, _ := e.SetTerms(spec.Settings)
+	_, rerank := e.Term(spec.Settings.RerankBy)
 	lex := &lexical.TFIDF{DF: map[string]int{}, Stem: true}
 	for p := range parts {
 		rc, _, err := step(ctx, shared, fmt.Sprintf("step-parts-cands-%03d.json", p), fmt.Sprintf("harvest part %d of %d: candidate contexts", p+1, parts), func() *beam.Pipeline {
 			pl, s := beam.NewPipelineWithRoot()
 			whole := parquetio.Read(s, glob(dir("hits", parts-1)), reflect.TypeOf(schemas.Retrieval{}))
-			cands, top := harvest.PartCandidates(s, cfg(p), spec.Pairs.Neighbours, whole)
+			var prev beam.PCollection
+			if p > 0 {
+				prev = parquetio.Read(s.Scope("before"), glob(dir("cands", p-1)), reflect.TypeOf(harvest.PartCands{}))
+			}
+			cands, top := harvest.PartCandidates(s, cfg(p), spec.Pairs.Neighbours, rerank, whole, prev)
 			parquetio.Write(s, parquetio.Config{Dir: dir("cands", p), NumShards: c.Shards}, cands)
 			if p == 0 {
 				parquetio.Write(s, parquetio.Config{Dir: hitsDir, NumShards: c.Shards}, top)
@@ -173,23 +187,19 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 			return err
 		}
 		resources.Release(cfg(p).Paths)
+		if p > 0 {
+			if err := storage.RemoveAll(ctx, dir("cands", p-1)); err != nil {
+				return err
+			}
+		}
 	}
 	if err := harvest.WriteLexical(ctx, storage.Join(shared, "tfidf.json"), lex); err != nil {
 		return err
 	}
-	m, err := resources.OpenModels(ctx, spec.Paths.Models)
-	if err != nil {
-		return err
-	}
-	e, err := m.Engine(method.NewStore())
-	if err != nil {
-		return err
-	}
-	terms, _ := e.SetTerms(spec.Settings)
-	_, rerank := e.Term(spec.Settings.RerankBy)
 	rc, _, err := step(ctx, shared, "step-parts-sets.json", fmt.Sprintf("harvest: context sets from %d parts", parts), func() *beam.Pipeline {
 		pl, s := beam.NewPipelineWithRoot()
-		sets, dead := harvest.MergePartSets(s, spec.Config, parts, terms, rerank, readAll(s, "cands", reflect.TypeOf(harvest.PartCands{})))
+		last := parquetio.Read(s, glob(dir("cands", parts-1)), reflect.TypeOf(harvest.PartCands{}))
+		sets, dead := harvest.MergePartSets(s, spec.Config, 1, terms, rerank, []beam.PCollection{last})
 		parquetio.Write(s, parquetio.Config{Dir: setsDir, NumShards: c.Shards}, sets)
 		rdead := parquetio.Read(s, glob(dir("dead", 0)), reflect.TypeOf(schemas.DeadLetter{}))
 		parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, beam.Flatten(s, rdead, dead))
