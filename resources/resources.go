@@ -78,11 +78,16 @@ func LoadStorePart(ctx context.Context, mapped bool, keep func(chunkID string) b
 // chunks table chunks, are the corpus of the index ix, in dir
 // (retrieval.Meta.CheckChunks).
 func CheckCorpus(ix *retrieval.Index, dir string, st *method.Store, chunks string) error {
+	return ix.Meta.CheckChunks(dir, chunks, storeFingerprint(st))
+}
+
+// storeFingerprint is the corpus fingerprint of the chunks st holds.
+func storeFingerprint(st *method.Store) retrieval.Fingerprint {
 	var f retrieval.Fingerprint
 	for i := range st.Len() {
 		f.AddID(st.ChunkIDAt(i)) // the store holds each ID once
 	}
-	return ix.Meta.CheckChunks(dir, chunks, f)
+	return f
 }
 
 // openIndex opens the index in dir, local or remote, and checks that it
@@ -109,15 +114,13 @@ func openIndex(ctx context.Context, dir string, st *method.Store, chunks string,
 	if err != nil {
 		return nil, err
 	}
-	var want, got retrieval.Fingerprint
+	var want retrieval.Fingerprint
 	for s, f := range ix.Meta.Shards {
 		if part.HasShard(s) {
 			want.Merge(f)
 		}
 	}
-	for i := range st.Len() {
-		got.AddID(st.ChunkIDAt(i))
-	}
+	got := storeFingerprint(st)
 	if want != got {
 		ix.Close()
 		return nil, fmt.Errorf("index %s and chunks table %s are not of one corpus: part %d of %d of the index holds %d chunks (fingerprint %s), the table's chunks of that part %d (%s); give the chunks table the index was built from",

@@ -79,8 +79,7 @@ func main() {
 	wholeHits := make([][]schemas.Hit, len(sents))
 	wholeSets := make([][]schemas.ScoredContext, len(sents))
 	setCands := make([][]method.Cand, len(sents))
-	_, idx := res.Engine.SetTerms(st)
-	terms, _ := res.Engine.SetTerms(st)
+	terms, idx := res.Engine.SetTerms(st)
 	_, rerank := res.Engine.Term(st.RerankBy)
 	fail(parallel(len(sents), func(i int) error {
 		h, _, err := res.Index.Search(ctx, sents[i], st.TopK, nil)

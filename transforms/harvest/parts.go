@@ -55,7 +55,7 @@ func init() {
 	register.DoFn6x1[context.Context, string, func(*schemas.Sentence) bool, func(*SentenceTerms) bool, func(*schemas.Retrieval) bool, func(schemas.Retrieval), error](&partSearchFn{})
 	register.DoFn3x1[context.Context, schemas.Retrieval, func(PartCands), error](&partCandsFn{})
 	register.DoFn4x1[string, func(*PartCands) bool, func(*PartCands) bool, func(PartCands), error](&keepBestFn{})
-	register.DoFn5x0[context.Context, string, func(*PartCands) bool, func(schemas.ContextSet), func(schemas.DeadLetter)](&mergeSetsFn{})
+	register.DoFn4x0[context.Context, PartCands, func(schemas.ContextSet), func(schemas.DeadLetter)](&mergeSetsFn{})
 	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(PartSums), func(schemas.DeadLetter)](&sideBPartFn{})
 	register.DoFn5x1[context.Context, string, func(*PartSums) bool, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&finishPartsFn{})
 	register.Function1x2[SentenceTerms, string, SentenceTerms](keyTerms)
@@ -145,8 +145,8 @@ func (c PartConfig) openShards(ctx context.Context) (*retrieval.Index, error) {
 }
 
 // PartTerms is step 1 on one part: each sentence's query terms and their
-// document frequencies in the part's shards. The first part sends
-// sentences without text to the dead letters.
+// document frequencies in the part's shards. Sentences without text go to
+// the dead letters (the same in every part: keep one part's).
 func PartTerms(s beam.Scope, cfg PartConfig, sampled beam.PCollection) (terms, dead beam.PCollection) {
 	return beam.ParDo2(s.Scope("harvest.PartTerms"), &partTermsFn{Cfg: cfg}, sampled)
 }
@@ -163,10 +163,7 @@ func (f *partTermsFn) Setup(ctx context.Context) (err error) {
 
 func (f *partTermsFn) ProcessElement(ctx context.Context, st schemas.Sentence, emit func(SentenceTerms), emitDead func(schemas.DeadLetter)) error {
 	if st.Text == "" {
-		if f.Cfg.part().Part == 0 {
-			emitDead(schemas.DeadLetter{Stage: "retrieve", Source: st.DocID, Reason: index.ReasonEmptyQuery,
-				Detail: "sentence " + st.ID + " has no text", Record: st.ID})
-		}
+		emitDead(index.EmptyQuery(st))
 		return nil
 	}
 	q, err := f.ix.QueryTerms(ctx, st.Text)
@@ -440,21 +437,18 @@ func (f *partCandsFn) flush(ctx context.Context, limit int, emit func(PartCands)
 	})
 }
 
-// MergePartSets is step 4: each sentence's candidates from the parts
-// (PartCandidates of the last part, which merged them all; or of each
-// part, parts then naming how many) are merged into C_s (method.MergeSet), recorded
-// with the set's terms (Engine.SetTerms); rerank says whether the settings
-// rerank by a term the models compute. Sentences left with no context go
-// to the dead letters.
-func MergePartSets(s beam.Scope, cfg Config, parts int, terms []string, rerank bool, cands []beam.PCollection) (sets, dead beam.PCollection) {
+// MergePartSets is step 4: each sentence's candidates, merged over every
+// part into the best R (PartCandidates of the last part), are selected
+// into C_s (method.MergeSet) and recorded with the set's terms
+// (Engine.SetTerms); rerank says whether the settings rerank by a term the
+// models compute. Sentences left with no context go to the dead letters.
+func MergePartSets(s beam.Scope, cfg Config, terms []string, rerank bool, cands beam.PCollection) (sets, dead beam.PCollection) {
 	s = s.Scope("harvest.MergePartSets")
-	grouped := beam.GroupByKey(s, beam.ParDo(s, keyCands, beam.Flatten(s, cands...)))
-	return beam.ParDo2(s, &mergeSetsFn{Settings: cfg.Settings, Parts: parts, Terms: terms, Rerank: rerank}, grouped)
+	return beam.ParDo2(s, &mergeSetsFn{Settings: cfg.Settings, Terms: terms, Rerank: rerank}, cands)
 }
 
 type mergeSetsFn struct {
 	Settings method.Settings
-	Parts    int
 	Terms    []string
 	Rerank   bool
 
@@ -468,34 +462,18 @@ func (f *mergeSetsFn) Setup() {
 	f.reranked = counter.New("harvest", "reranked_contexts")
 }
 
-func (f *mergeSetsFn) ProcessElement(ctx context.Context, id string, parts func(*PartCands) bool,
-	emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) {
-	var lists [][]method.PartCand
-	var c PartCands
-	var text string
-	var hits, cands int32
-	for parts(&c) {
-		text, hits = c.Text, c.Hits
-		l := fromRecord(c)
-		cands += int32(len(l))
-		lists = append(lists, l)
-	}
-	if len(lists) != f.Parts {
-		emitDead(schemas.DeadLetter{Stage: "harvest", Source: id, Reason: ReasonNoContexts,
-			Detail: fmt.Sprintf("the candidates of %d parts of the corpus of %d", len(lists), f.Parts), Record: clip(text, 200)})
-		return
-	}
-	set := method.MergeSet(lists, f.Settings, f.Rerank)
-	f.reranked.Inc(ctx, int64(min(int(cands), f.Settings.Rerank)))
+func (f *mergeSetsFn) ProcessElement(ctx context.Context, c PartCands, emit func(schemas.ContextSet), emitDead func(schemas.DeadLetter)) {
+	f.reranked.Inc(ctx, int64(len(c.Contexts)))
+	set := method.MergeSet([][]method.PartCand{fromRecord(c)}, f.Settings, f.Rerank)
 	if len(set) == 0 {
 		f.empty.Inc(ctx, 1)
-		emitDead(schemas.DeadLetter{Stage: "harvest", Source: id, Reason: ReasonNoContexts,
-			Detail: fmt.Sprintf("%d hits gave no candidate context", hits), Record: clip(text, 200)})
+		emitDead(schemas.DeadLetter{Stage: "harvest", Source: c.SentenceID, Reason: ReasonNoContexts,
+			Detail: fmt.Sprintf("%d hits gave no candidate context", c.Hits), Record: clip(c.Text, 200)})
 		return
 	}
 	f.sets.Inc(ctx, 1)
 	f.ctxs.Inc(ctx, int64(len(set)))
-	emit(schemas.ContextSet{SentenceID: id, Text: text, Terms: f.Terms, Contexts: set})
+	emit(schemas.ContextSet{SentenceID: c.SentenceID, Text: c.Text, Terms: f.Terms, Contexts: set})
 }
 
 // LabelPart is step 5 on one part: the pairs meet their two context sets

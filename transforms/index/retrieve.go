@@ -43,6 +43,12 @@ func Retrieve(s beam.Scope, cfg RetrieveConfig, sentences beam.PCollection) (hit
 	return beam.ParDo2(s, &retrieveFn{IndexDir: cfg.IndexDir, K: cfg.K, MinBigrams: cfg.MinBigrams}, sentences)
 }
 
+// EmptyQuery is the dead letter of a query sentence without text.
+func EmptyQuery(sent schemas.Sentence) schemas.DeadLetter {
+	return schemas.DeadLetter{Stage: "retrieve", Source: sent.DocID, Reason: ReasonEmptyQuery,
+		Detail: "sentence " + sent.ID + " has no text", Record: sent.ID}
+}
+
 // retrieveFn searches the index, opened once per DoFn instance in Setup.
 type retrieveFn struct {
 	IndexDir   string
@@ -75,8 +81,7 @@ func (f *retrieveFn) ProcessElement(ctx context.Context, sent schemas.Sentence,
 	emit func(schemas.Retrieval), emitDead func(schemas.DeadLetter)) error {
 	if sent.Text == "" {
 		f.empty.Inc(ctx, 1)
-		emitDead(schemas.DeadLetter{Stage: "retrieve", Source: sent.DocID, Reason: ReasonEmptyQuery,
-			Detail: "sentence " + sent.ID + " has no text", Record: sent.ID})
+		emitDead(EmptyQuery(sent))
 		return nil
 	}
 	hits, excluded, err := f.ix.Search(ctx, sent.Text, f.K, sent.ChunkIDs)

@@ -105,7 +105,10 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 			}
 			terms, dead := harvest.PartTerms(s, cfg(p), sampled)
 			parquetio.Write(s, parquetio.Config{Dir: dir("terms", p), NumShards: c.Shards}, terms)
-			parquetio.Write(s, parquetio.Config{Dir: dir("dead", p), NumShards: 1}, dead)
+			if p == 0 {
+				// Every part finds the same sentences without text.
+				parquetio.Write(s, parquetio.Config{Dir: dir("dead", p), NumShards: 1}, dead)
+			}
 			return pl
 		}, run)
 		if err != nil {
@@ -172,8 +175,16 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 		// the resources its pipeline loaded (or loaded again, when a
 		// resumed run took the step over), which are then let go.
 		path := storage.Join(shared, fmt.Sprintf("tfidf-%03d.json", p))
-		t, err := harvest.ReadLexical(ctx, path)
+		have, err := storage.Exists(ctx, path)
 		if err != nil {
+			return err
+		}
+		var t *lexical.TFIDF
+		if have {
+			if t, err = harvest.ReadLexical(ctx, path); err != nil {
+				return err
+			}
+		} else {
 			r, err := resources.Open(ctx, cfg(p).Paths)
 			if err != nil {
 				return err
@@ -199,7 +210,7 @@ func (c *Config) partSets(ctx context.Context, spec harvest.Spec, parts int, sha
 	rc, _, err := step(ctx, shared, "step-parts-sets.json", fmt.Sprintf("harvest: context sets from %d parts", parts), func() *beam.Pipeline {
 		pl, s := beam.NewPipelineWithRoot()
 		last := parquetio.Read(s, glob(dir("cands", parts-1)), reflect.TypeOf(harvest.PartCands{}))
-		sets, dead := harvest.MergePartSets(s, spec.Config, 1, terms, rerank, []beam.PCollection{last})
+		sets, dead := harvest.MergePartSets(s, spec.Config, terms, rerank, last)
 		parquetio.Write(s, parquetio.Config{Dir: setsDir, NumShards: c.Shards}, sets)
 		rdead := parquetio.Read(s, glob(dir("dead", 0)), reflect.TypeOf(schemas.DeadLetter{}))
 		parquetio.Write(s, parquetio.Config{Dir: deadDir, NumShards: 1}, beam.Flatten(s, rdead, dead))
