@@ -41,9 +41,9 @@ func LoadStoreMapped(ctx context.Context, mapped bool, patterns ...string) (st *
 func LoadStorePart(ctx context.Context, mapped bool, keep func(chunkID string) bool, patterns ...string) (st *method.Store, err error) {
 	st = method.NewStore()
 	if mapped {
-		a, err := newTextArena()
-		if err != nil {
-			return nil, err
+		a, aerr := newTextArena()
+		if aerr != nil {
+			return nil, aerr
 		}
 		st.KeepStrings(a.keep)
 		defer func() {
