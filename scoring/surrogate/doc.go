@@ -19,11 +19,15 @@
 //
 // # Objectives
 //
-// Three objectives map a batch of pair embeddings (e1, e2) with labels y to
+// Four objectives map a batch of pair embeddings (e1, e2) with labels y to
 // a loss and its gradient with respect to the embeddings:
 //
 //   - "l2", the paper's objective: the mean over pairs of
 //     (cos(e1, e2) − y)².
+//   - "rank", a pairwise ranking loss in the style of CoSENT:
+//     log(1 + Σ e^{s(c_j − c_i)}) over the couples of pairs of the batch
+//     with y_i > y_j, c the pairs' cosines; it learns the labels' order
+//     only, whatever their scale.
 //   - "contrastive", an InfoNCE loss in the style of CLSR: pairs whose label
 //     reaches a threshold are positives, and for a positive (a, b) every
 //     other second sentence of the batch is a negative; the loss is

@@ -13,12 +13,14 @@ const (
 	ObjectiveL2          = "l2"
 	ObjectiveContrastive = "contrastive"
 	ObjectiveMultiSim    = "multisim"
+	ObjectiveRank        = "rank"
 )
 
 // ObjectiveConfig selects and parameterises a training objective. Start
 // from DefaultObjective: zero is a meaningful value for several fields.
 type ObjectiveConfig struct {
-	// Name is ObjectiveL2, ObjectiveContrastive or ObjectiveMultiSim.
+	// Name is ObjectiveL2, ObjectiveContrastive, ObjectiveMultiSim or
+	// ObjectiveRank.
 	Name string `json:"name"`
 
 	// Threshold splits labels into positives (label >= Threshold) and
@@ -42,11 +44,21 @@ type ObjectiveConfig struct {
 	// anchor with a sentence of another pair, which has no label). Zero
 	// restricts multisim to the labelled pairs.
 	InBatchWeight float64 `json:"in_batch_weight,omitempty"`
+
+	// Scale multiplies the differences of cosines in the rank objective.
+	Scale float64 `json:"scale,omitempty"`
+}
+
+// HasPositives reports whether the objective splits its pairs into
+// positives and negatives by a threshold (contrastive and multisim); l2
+// and rank use the labels themselves.
+func (c ObjectiveConfig) HasPositives() bool {
+	return c.Name == ObjectiveContrastive || c.Name == ObjectiveMultiSim
 }
 
 // DefaultObjective returns the configuration of the named objective with
 // its defaults: threshold 0.5, τ = 0.05 for contrastive, and α = 2, β = 50,
-// λ = 0.5 and in-batch weight 1 for multisim.
+// λ = 0.5 and in-batch weight 1 for multisim, and scale 20 for rank.
 func DefaultObjective(name string) ObjectiveConfig {
 	c := ObjectiveConfig{Name: name}
 	switch name {
@@ -54,6 +66,8 @@ func DefaultObjective(name string) ObjectiveConfig {
 		c.Threshold, c.Tau = 0.5, 0.05
 	case ObjectiveMultiSim:
 		c.Threshold, c.Alpha, c.Beta, c.Lambda, c.InBatchWeight = 0.5, 2, 50, 0.5, 1
+	case ObjectiveRank:
+		c.Scale = 20
 	}
 	return c
 }
@@ -65,6 +79,11 @@ func (c ObjectiveConfig) Validate() error {
 	}
 	switch c.Name {
 	case ObjectiveL2:
+		return nil
+	case ObjectiveRank:
+		if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
+			return bad("scale %v must be positive", c.Scale)
+		}
 		return nil
 	case ObjectiveContrastive:
 		if !(c.Tau > 0) || math.IsInf(c.Tau, 0) {
@@ -81,8 +100,8 @@ func (c ObjectiveConfig) Validate() error {
 			return bad("in_batch_weight %v must be non-negative", c.InBatchWeight)
 		}
 	default:
-		return fmt.Errorf("surrogate: unknown objective %q (want %q, %q or %q)", c.Name,
-			ObjectiveL2, ObjectiveContrastive, ObjectiveMultiSim)
+		return fmt.Errorf("surrogate: unknown objective %q (want %q, %q, %q or %q)", c.Name,
+			ObjectiveL2, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim)
 	}
 	if !(c.Threshold >= -1 && c.Threshold <= 1) {
 		return bad("threshold %v outside [-1, 1]", c.Threshold)
@@ -113,6 +132,8 @@ func NewObjective(c ObjectiveConfig) (Objective, error) {
 	switch c.Name {
 	case ObjectiveL2:
 		return &l2Objective{}, nil
+	case ObjectiveRank:
+		return &rankObjective{scale: c.Scale}, nil
 	case ObjectiveContrastive:
 		return &contrastiveObjective{cfg: c}, nil
 	default:
@@ -214,7 +235,10 @@ func (p *pairBatch) threshold(c ObjectiveConfig, labels []float32) float64 {
 }
 
 // l2Objective is the mean squared error between cosine and label.
-type l2Objective struct{ p pairBatch }
+type l2Objective struct {
+	p  pairBatch
+	dc []float64
+}
 
 func (o *l2Objective) Loss(a, b []float32, labels []float32, dim int, da, db []float32) float64 {
 	n := len(labels)
@@ -223,33 +247,118 @@ func (o *l2Objective) Loss(a, b []float32, labels []float32, dim int, da, db []f
 	}
 	p := &o.p
 	p.load(a, b, n, dim)
-	grad := da != nil && db != nil
-	if grad {
-		p.dah, p.dbh = grow(p.dah, n*dim), grow(p.dbh, n*dim)
-	}
+	o.dc = grow(o.dc, n)
 	var loss float64
 	for i := range n {
-		ai, bi := p.ah[i*dim:(i+1)*dim], p.bh[i*dim:(i+1)*dim]
-		var c float64
-		for j, v := range ai {
-			c += float64(v) * float64(bi[j])
-		}
-		r := c - float64(labels[i])
+		r := p.pairCosine(i) - float64(labels[i])
 		loss += r * r
-		if grad {
-			dc := float32(2 * r / float64(n))
-			gai, gbi := p.dah[i*dim:(i+1)*dim], p.dbh[i*dim:(i+1)*dim]
-			for j := range ai {
-				gai[j] = dc * bi[j]
-				gbi[j] = dc * ai[j]
+		o.dc[i] = 2 * r / float64(n)
+	}
+	if da != nil && db != nil {
+		p.pairGrads(o.dc, da, db)
+	}
+	return loss / float64(n)
+}
+
+// pairCosine returns the cosine of pair i, Â_i·B̂_i.
+func (p *pairBatch) pairCosine(i int) float64 {
+	d := p.dim
+	ai, bi := p.ah[i*d:(i+1)*d], p.bh[i*d:(i+1)*d]
+	var c float64
+	for j, v := range ai {
+		c += float64(v) * float64(bi[j])
+	}
+	return c
+}
+
+// pairGrads writes into da and db the gradients with respect to the
+// unnormalised rows of a loss whose derivative by pair i's cosine is dc[i].
+func (p *pairBatch) pairGrads(dc []float64, da, db []float32) {
+	n, d := p.n, p.dim
+	p.dah, p.dbh = grow(p.dah, n*d), grow(p.dbh, n*d)
+	for i := range n {
+		ai, bi := p.ah[i*d:(i+1)*d], p.bh[i*d:(i+1)*d]
+		gai, gbi := p.dah[i*d:(i+1)*d], p.dbh[i*d:(i+1)*d]
+		g := float32(dc[i])
+		for j := range ai {
+			gai[j] = g * bi[j]
+			gbi[j] = g * ai[j]
+		}
+	}
+	unnormalise(da, p.dah, p.ah, p.ra, n, d)
+	unnormalise(db, p.dbh, p.bh, p.rb, n, d)
+}
+
+// rankObjective is a pairwise ranking loss on the pairs' cosines, in the
+// style of CoSENT: with c_i the cosine of pair i and s the scale,
+//
+//	L = log(1 + Σ_{y_i > y_j} e^{s(c_j − c_i)}),
+//
+// over every ordered couple of pairs of the batch whose labels differ.
+// Only the order of the labels matters, not their scale, so it fits
+// labels whose range depends on the labeler and an evaluation by rank
+// correlation. Couples with equal labels add nothing.
+type rankObjective struct {
+	scale float64
+	p     pairBatch
+	c, dc []float64
+	ord   []int
+}
+
+func (o *rankObjective) Loss(a, b []float32, labels []float32, dim int, da, db []float32) float64 {
+	n := len(labels)
+	grad := da != nil && db != nil
+	if n == 0 {
+		return 0
+	}
+	p := &o.p
+	p.load(a, b, n, dim)
+	o.c, o.dc, o.ord = grow(o.c, n), grow(o.dc, n), grow(o.ord, n)
+	for i := range n {
+		o.c[i] = p.pairCosine(i)
+		o.ord[i] = i
+	}
+	// With the pairs in decreasing label order, pair i outranks exactly the
+	// pairs after it whose label is smaller.
+	slices.SortStableFunc(o.ord, func(x, y int) int { return cmpDesc(labels[x], labels[y]) })
+	s, c := o.scale, o.c
+	maxZ := 0.0 // the 1 inside the log is e^0
+	o.eachCouple(labels, func(i, j int) { maxZ = max(maxZ, s*(c[j]-c[i])) })
+	sum := math.Exp(-maxZ)
+	o.eachCouple(labels, func(i, j int) { sum += math.Exp(s*(c[j]-c[i]) - maxZ) })
+	if grad {
+		clear(o.dc)
+		o.eachCouple(labels, func(i, j int) {
+			w := s * math.Exp(s*(c[j]-c[i])-maxZ) / sum
+			o.dc[j] += w
+			o.dc[i] -= w
+		})
+		p.pairGrads(o.dc, da, db)
+	}
+	return maxZ + math.Log(sum)
+}
+
+// eachCouple calls f(i, j) for every couple of pairs with label i above
+// label j; o.ord holds the pairs in decreasing label order.
+func (o *rankObjective) eachCouple(labels []float32, f func(i, j int)) {
+	ord := o.ord
+	for x, i := range ord {
+		for _, j := range ord[x+1:] {
+			if labels[i] > labels[j] {
+				f(i, j)
 			}
 		}
 	}
-	if grad {
-		unnormalise(da, p.dah, p.ah, p.ra, n, dim)
-		unnormalise(db, p.dbh, p.bh, p.rb, n, dim)
+}
+
+func cmpDesc(x, y float32) int {
+	switch {
+	case x > y:
+		return -1
+	case x < y:
+		return 1
 	}
-	return loss / float64(n)
+	return 0
 }
 
 // contrastiveObjective is the symmetric in-batch InfoNCE loss over the

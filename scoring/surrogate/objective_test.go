@@ -3,6 +3,7 @@ package surrogate
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -84,6 +85,8 @@ func objectiveCases() map[string]ObjectiveConfig {
 	ms.Beta, ms.Lambda = 10, 0.2
 	return map[string]ObjectiveConfig{
 		"l2":                    DefaultObjective(ObjectiveL2),
+		"rank":                  DefaultObjective(ObjectiveRank),
+		"rank/scale1":           {Name: ObjectiveRank, Scale: 1},
 		"contrastive":           DefaultObjective(ObjectiveContrastive),
 		"contrastive/quantile":  cq,
 		"contrastive/tau0.5":    ct,
@@ -150,6 +153,16 @@ func referenceLoss(oc ObjectiveConfig, a, b, labels []float32, dim int) float64 
 			s += r * r
 		}
 		return s / float64(n)
+	case ObjectiveRank:
+		sum := 1.0
+		for i := range n {
+			for j := range n {
+				if labels[i] > labels[j] {
+					sum += math.Exp(oc.Scale * (cos(j, j) - cos(i, i)))
+				}
+			}
+		}
+		return math.Log(sum)
 	case ObjectiveContrastive:
 		var s float64
 		pos := 0
@@ -239,6 +252,34 @@ func TestObjectiveEdgeCases(t *testing.T) {
 	}
 }
 
+// TestRankUsesOrderOnly: the rank loss depends on the labels' order, not
+// their values, and equal labels give it nothing to learn.
+func TestRankUsesOrderOnly(t *testing.T) {
+	const n, dim = 9, 5
+	obj, err := NewObjective(DefaultObjective(ObjectiveRank))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, labels := testBatch(4, n, dim)
+	squashed := make([]float32, n)
+	for i, y := range labels {
+		squashed[i] = float32(math.Tanh(3*float64(y)) / 10) // monotone: same order
+	}
+	l1 := obj.Loss(a, b, labels, dim, nil, nil)
+	l2 := obj.Loss(a, b, squashed, dim, nil, nil)
+	if l1 <= 0 || math.Abs(l1-l2) > 1e-9*l1 {
+		t.Errorf("loss %v with the labels, %v with a monotone map of them", l1, l2)
+	}
+	same := make([]float32, n)
+	da, db := make([]float32, n*dim), make([]float32, n*dim)
+	for i := range da {
+		da[i], db[i] = 9, 9
+	}
+	if l := obj.Loss(a, b, same, dim, da, db); l != 0 || slices.ContainsFunc(append(da, db...), func(g float32) bool { return g != 0 }) {
+		t.Errorf("equal labels: loss %v, gradients not all zero", l)
+	}
+}
+
 func TestObjectiveValidate(t *testing.T) {
 	bad := []ObjectiveConfig{
 		{Name: "cosine"},
@@ -248,13 +289,15 @@ func TestObjectiveValidate(t *testing.T) {
 		{Name: ObjectiveMultiSim, Alpha: 2, Beta: 50, InBatchWeight: -1},
 		{Name: ObjectiveContrastive, Tau: 0.05, Threshold: 1.5},
 		{Name: ObjectiveContrastive, Tau: 0.05, TopQuantile: 2},
+		{Name: ObjectiveRank},
+		{Name: ObjectiveRank, Scale: math.Inf(1)},
 	}
 	for _, c := range bad {
 		if _, err := NewObjective(c); err == nil {
 			t.Errorf("NewObjective(%+v) succeeded", c)
 		}
 	}
-	for _, name := range []string{ObjectiveL2, ObjectiveContrastive, ObjectiveMultiSim} {
+	for _, name := range []string{ObjectiveL2, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim} {
 		if _, err := NewObjective(DefaultObjective(name)); err != nil {
 			t.Errorf("default %s: %v", name, err)
 		}

@@ -18,7 +18,8 @@ as --tokens says with the harvest's model directory (the pairs' model
 fingerprint must match it): by default into the contrastive model's words or
 stems when the directory holds one (train's default), else with its subword
 tokenizer. It trains one encoder per objective (l2: the paper's
-squared error on cosine; contrastive: InfoNCE with positives; multisim:
+squared error on cosine; rank: a pairwise ranking loss on cosines, which
+uses only the labels' order; contrastive: InfoNCE with positives; multisim:
 locality-weighted multi-similarity) on the pairs of
 --split, with the pairs of --dev_split for the learning curve, and saves each
 under --output/<objective>/ (surrogate.json + surrogate.safetensors; with
@@ -68,6 +69,7 @@ type Config struct {
 	Seed        uint64
 	Split       string
 	DevSplit    string
+	Strata      string
 	MaxPairs    string
 	Threshold   float64
 	Positives   float64
@@ -99,7 +101,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Pairs, "pairs", "", "Harvested pairs table: comma-separated Parquet globs or directories, local or gs:// (required).")
 	fs.StringVar(&c.Model, "model", "", "The harvest's model directory, local or gs://, for its tokens (see --tokens; required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for <objective>/ models and results.json, local or gs:// (required).")
-	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, contrastive, multisim.")
+	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, rank, contrastive, multisim.")
 	fs.IntVar(&c.Dim, "dim", 300, "Width of the token and sentence embeddings.")
 	fs.IntVar(&c.Epochs, "epochs", 5, "Passes over the training pairs.")
 	fs.IntVar(&c.BatchSize, "batch_size", 128, "Pairs per minibatch (contrastive and multisim draw their negatives from the batch).")
@@ -107,6 +109,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")
 	fs.StringVar(&c.Split, "split", "train", "Comma-separated splits of the pairs table to train on.")
 	fs.StringVar(&c.DevSplit, "dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
+	fs.StringVar(&c.Strata, "strata", "", "Comma-separated strata to train and follow the curve on (near, mid, far, random: how the harvest sampled each pair); empty: all.")
 	fs.StringVar(&c.MaxPairs, "max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
 	fs.Float64Var(&c.Threshold, "threshold", 0, "contrastive and multisim: pairs labelled at least this are positives (default: the label above which --positives of the training pairs lie).")
 	fs.Float64Var(&c.Positives, "positives", DefaultPositives, "contrastive and multisim, without --threshold: the fraction of the training pairs, the best labelled, that are positives.")

@@ -23,7 +23,7 @@ import (
 func parseObjectives(list string, threshold, topQuantile float64) ([]surrogate.ObjectiveConfig, error) {
 	names := jobrun.SplitList(list)
 	if len(names) == 0 {
-		return nil, errors.New("--objective: name at least one of l2, contrastive, multisim")
+		return nil, errors.New("--objective: name at least one of l2, rank, contrastive, multisim")
 	}
 	seen := map[string]bool{}
 	var out []surrogate.ObjectiveConfig
@@ -33,7 +33,7 @@ func parseObjectives(list string, threshold, topQuantile float64) ([]surrogate.O
 		}
 		seen[n] = true
 		c := surrogate.DefaultObjective(n)
-		if n != surrogate.ObjectiveL2 {
+		if c.HasPositives() {
 			c.Threshold, c.TopQuantile = threshold, topQuantile
 		}
 		if err := c.Validate(); err != nil {
@@ -128,8 +128,9 @@ func dedup(rows []schemas.LabeledPair) ([]schemas.LabeledPair, int) {
 
 // splitPairs sorts rows into the pairs of the training splits and those
 // of devSplit (none when devSplit is empty), keeping their order, and
-// counts the rows of every split.
-func splitPairs(rows []schemas.LabeledPair, trainSplits []string, devSplit string) (train, dev []schemas.LabeledPair, bySplit map[string]int) {
+// counts the rows of every split. With strata, only the pairs sampled as
+// one of them are kept (in both); the others are counted in skipped.
+func splitPairs(rows []schemas.LabeledPair, trainSplits []string, devSplit string, strata []string) (train, dev []schemas.LabeledPair, bySplit map[string]int, skipped int) {
 	bySplit = map[string]int{}
 	isTrain := map[string]bool{}
 	for _, s := range trainSplits {
@@ -137,6 +138,10 @@ func splitPairs(rows []schemas.LabeledPair, trainSplits []string, devSplit strin
 	}
 	for _, r := range rows {
 		bySplit[r.Split]++
+		if len(strata) > 0 && !slices.Contains(strata, r.Stratum) {
+			skipped++
+			continue
+		}
 		switch {
 		case isTrain[r.Split]:
 			train = append(train, r)
@@ -144,7 +149,16 @@ func splitPairs(rows []schemas.LabeledPair, trainSplits []string, devSplit strin
 			dev = append(dev, r)
 		}
 	}
-	return train, dev, bySplit
+	return train, dev, bySplit, skipped
+}
+
+// strataLine says, for an error, which strata were kept and how many
+// pairs the others held; empty without --strata.
+func strataLine(strata []string, skipped int) string {
+	if len(strata) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and strata %s (%d pairs of other strata)", strings.Join(strata, ","), skipped)
 }
 
 func splitLine(by map[string]int) string {

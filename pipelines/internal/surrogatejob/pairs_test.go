@@ -36,7 +36,7 @@ func TestDedupAndSplit(t *testing.T) {
 		t.Errorf("dedup kept the label %v of pair b, want the first row's 0.5", rows[1].Label)
 	}
 
-	train, dev, by := splitPairs(rows, []string{"train", "extra"}, "dev")
+	train, dev, by, _ := splitPairs(rows, []string{"train", "extra"}, "dev", nil)
 	if got, want := pairIDs(train), []string{"b/train", "c/train", "d/extra"}; !slices.Equal(got, want) {
 		t.Errorf("training pairs %v, want %v", got, want)
 	}
@@ -50,8 +50,23 @@ func TestDedupAndSplit(t *testing.T) {
 		t.Errorf("splitLine: %q", line)
 	}
 	// No dev split: no dev pairs.
-	if _, dev, _ := splitPairs(rows, []string{"train"}, ""); len(dev) != 0 {
+	if _, dev, _, _ := splitPairs(rows, []string{"train"}, "", nil); len(dev) != 0 {
 		t.Errorf("dev pairs without a dev split: %v", pairIDs(dev))
+	}
+	// Strata: only the pairs sampled as one of them, in both training and
+	// dev pairs; the split counts still count every row.
+	for i, st := range []string{"near", "random", "mid", "far", "near"} {
+		rows[i].Stratum = st
+	}
+	train, dev, by, skipped := splitPairs(rows, []string{"train", "extra"}, "dev", []string{"mid", "far", "near"})
+	if got, want := pairIDs(train), []string{"c/train", "d/extra"}; !slices.Equal(got, want) {
+		t.Errorf("training pairs of strata near, mid, far: %v, want %v", got, want)
+	}
+	if got, want := pairIDs(dev), []string{"a/dev"}; !slices.Equal(got, want) {
+		t.Errorf("dev pairs of strata near, mid, far: %v, want %v", got, want)
+	}
+	if skipped != 1 || by["train"] != 2 {
+		t.Errorf("strata: %d pairs skipped (want 1), by split %v", skipped, by)
 	}
 }
 

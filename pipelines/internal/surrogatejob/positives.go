@@ -48,7 +48,7 @@ type positivesJSON struct {
 func choosePositives(w, warn io.Writer, c Config, objs []surrogate.ObjectiveConfig, labels []float32) (*positivesJSON, error) {
 	var names []string
 	for _, o := range objs {
-		if o.Name != surrogate.ObjectiveL2 {
+		if o.HasPositives() {
 			names = append(names, o.Name)
 		}
 	}
@@ -83,7 +83,7 @@ func choosePositives(w, warn io.Writer, c Config, objs []surrogate.ObjectiveConf
 			}
 		}
 		for i := range objs {
-			if objs[i].Name != surrogate.ObjectiveL2 {
+			if objs[i].HasPositives() {
 				objs[i].Threshold = thr
 			}
 		}

@@ -15,10 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/pipelines/internal/report"
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/disc"
@@ -117,6 +119,11 @@ func newJob(c Config) (*job, error) {
 	if len(j.trainSplits) == 0 {
 		return nil, errors.New("--split: name at least one split to train on")
 	}
+	for _, s := range jobrun.SplitList(c.Strata) {
+		if !slices.Contains(report.Strata, s) {
+			return nil, fmt.Errorf("--strata %s: unknown stratum %q (want some of %s)", c.Strata, s, strings.Join(report.Strata, ", "))
+		}
+	}
 	for _, s := range j.trainSplits {
 		if s == c.DevSplit {
 			return nil, fmt.Errorf("--split %s and --dev_split %s overlap", c.Split, c.DevSplit)
@@ -169,10 +176,14 @@ func (j *job) loadPairs(ctx context.Context) error {
 		return err
 	}
 	rows, dups := dedup(rows)
-	trainRows, devRows, bySplit := splitPairs(rows, j.trainSplits, j.c.DevSplit)
+	strata := jobrun.SplitList(j.c.Strata)
+	trainRows, devRows, bySplit, skipped := splitPairs(rows, j.trainSplits, j.c.DevSplit, strata)
 	if len(trainRows) == 0 {
-		return fmt.Errorf("no training pairs: %d pairs read from %d files, none in split %s (pairs by split: %s)",
-			len(rows), files, strings.Join(j.trainSplits, ","), splitLine(bySplit))
+		return fmt.Errorf("no training pairs: %d pairs read from %d files, none in split %s%s (pairs by split: %s)",
+			len(rows), files, strings.Join(j.trainSplits, ","), strataLine(strata, skipped), splitLine(bySplit))
+	}
+	if len(strata) > 0 {
+		fmt.Printf("surrogate: --strata=%s: %d pairs of other strata left out\n", strings.Join(strata, ","), skipped)
 	}
 	available := len(trainRows)
 	j.plan = planSizes(j.sizes, available)
