@@ -166,14 +166,14 @@ func (e *Engine) Check(st Settings) error {
 		return fmt.Errorf("harvest: similarity %q needs the models' reference contexts (%s), which the model directory lacks; "+
 			"train the models again with bin/train, or choose --similarity=pearson", SimilarityZRef, ReferenceFile)
 	}
-	if st.Similarity == SimilarityZWhite {
+	if Whitened(st.Similarity) {
 		if _, err := e.whiteScorer(st); err != nil {
 			return err
 		}
 		if len(e.whiteSample) < 2 {
 			return fmt.Errorf("harvest: similarity %q needs the models' whitening contexts (%s), which the model directory lacks; "+
 				"write them with bin/train --contexts_only (the training's --input and --seed), or choose --similarity=%s",
-				SimilarityZWhite, WhiteFile, SimilarityZRef)
+				st.Similarity, WhiteFile, SimilarityZRef)
 		}
 	}
 	if (st.Labeler == LabelerEnsemble || st.Labeler == LabelerAligned) && (e.embedder() == nil || e.aligner() == nil) {

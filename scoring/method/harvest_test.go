@@ -702,12 +702,13 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 	sents := []string{"the cat sat on a mat.", "a dog ran in the park.", "the bird sang on a wire.", "rain fell on the town."}
 	paper := Paper()
 	cases := []Settings{paper}
-	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef, SimilarityZWhite} {
+	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef, SimilarityZWhite, SimilarityOverlap} {
 		st := Defaults()
 		st.Similarity = sim
 		cases = append(cases, st)
 	}
 	eq4 := map[string][]float64{} // Eq. 4 of each pair, by similarity (default settings)
+	var bhatt []float64           // the overlap of each pair from zwhite's scores, by its definition
 	for _, st := range cases {
 		st.Rerank, st.SetSize = 20, 6
 		sets := make([][]Cand, len(sents))
@@ -759,6 +760,12 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 			if st.Labeler != paper.Labeler {
 				eq4[st.Similarity] = append(eq4[st.Similarity], want.Context)
 			}
+			if st.Similarity == SimilarityOverlap {
+				zw := st
+				zw.Similarity = SimilarityZWhite
+				va, vb, _ := whole.LabelVectors(a, b, slices.Clone(sets[p[0]]), slices.Clone(sets[p[1]]), zw)
+				bhatt = append(bhatt, bhattacharyya(va, vb, OverlapKappa))
+			}
 			exact := st.Similarity != SimilarityPearson
 			if (exact && got != want.Context) || math.Abs(got-want.Context) > 1e-6 {
 				t.Fatalf("%s/%s pair %v: Eq. 4 from the sides %v, from Label %v", st.Labeler, st.Similarity, p, got, want.Context)
@@ -773,6 +780,40 @@ func TestLabelSidesMatchLabel(t *testing.T) {
 	if len(white) != len(zref) || slices.Equal(white, zref) || slices.Max(white) == slices.Min(white) {
 		t.Fatalf("Eq. 4 under zwhite %v, under zref %v", white, zref)
 	}
+	// overlap is the Bhattacharyya coefficient of the softmax distributions
+	// of zwhite's scores, and not constant.
+	ov := eq4[SimilarityOverlap]
+	if len(ov) != len(bhatt) || slices.Max(ov) == slices.Min(ov) {
+		t.Fatalf("Eq. 4 under overlap %v", ov)
+	}
+	for i := range ov {
+		if math.Abs(ov[i]-bhatt[i]) > 1e-6 || ov[i] <= 0 || ov[i] > 1 {
+			t.Errorf("pair %d: overlap %v, Σ√(p1 p2) of zwhite's scores %v", i, ov[i], bhatt[i])
+		}
+	}
+}
+
+// bhattacharyya is Σ_c √(p_a(c) p_b(c)) for p ∝ e^{κ x} over the entries
+// of a and b, from its definition.
+func bhattacharyya(a, b []float64, kappa float64) float64 {
+	soft := func(x []float64) []float64 {
+		var z float64
+		p := make([]float64, len(x))
+		for i, v := range x {
+			p[i] = math.Exp(kappa * v)
+			z += p[i]
+		}
+		for i := range p {
+			p[i] /= z
+		}
+		return p
+	}
+	pa, pb := soft(a), soft(b)
+	var s float64
+	for i := range pa {
+		s += math.Sqrt(pa[i] * pb[i])
+	}
+	return s
 }
 
 // TestSkipNeedsTheSameStoreLayout checks that the contexts a pair carries

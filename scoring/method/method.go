@@ -41,7 +41,10 @@ type Settings struct {
 	// sentence fits this context than contexts at large) or "zwhite" (zref
 	// in whitened coordinates: the contrastive model's context vectors
 	// mapped so that their covariance over a random sample of the corpus's
-	// contexts is the identity; see white.go).
+	// contexts is the identity; see white.go) or "overlap" (the overlap
+	// Σ_c √(p_a(c) p_b(c)) of the two sentences' distributions over C,
+	// p(c|s) ∝ e^{κ x(s,c)} for zwhite's score x and κ = OverlapKappa; see
+	// white.go).
 	Similarity string `json:"similarity"`
 	// Labeler makes the label: "origin" is Eq. 4 alone (the paper's
 	// method); "hybrid" combines it with the TF-IDF cosine of the two
@@ -70,6 +73,7 @@ const (
 	SimilarityPearson = "pearson"
 	SimilarityZRef    = "zref"
 	SimilarityZWhite  = "zwhite"
+	SimilarityOverlap = "overlap"
 )
 
 // Labelers.
@@ -129,7 +133,7 @@ func CtxOnly(lambda map[string]float64) bool {
 // vectors, and other terms have none), so that changing only --lambda
 // keeps a working default.
 func (s Settings) WithTermsSimilarity() Settings {
-	if s.Similarity == SimilarityZWhite && !CtxOnly(s.Lambda) {
+	if Whitened(s.Similarity) && !CtxOnly(s.Lambda) {
 		s.Similarity = SimilarityZRef
 	}
 	return s
@@ -149,8 +153,8 @@ func (s Settings) Validate() error {
 	case !(s.MaxJaccard > 0 && s.MaxJaccard <= 1):
 		return fmt.Errorf("harvest: max_jaccard must be in (0, 1], got %g", s.MaxJaccard)
 	case s.Similarity != SimilarityCosine && s.Similarity != SimilarityPearson && s.Similarity != SimilarityZRef &&
-		s.Similarity != SimilarityZWhite:
-		return fmt.Errorf("harvest: similarity must be cosine, pearson, zref or zwhite, got %q", s.Similarity)
+		!Whitened(s.Similarity):
+		return fmt.Errorf("harvest: similarity must be cosine, pearson, zref, zwhite or overlap, got %q", s.Similarity)
 	case s.Labeler != LabelerOrigin && s.Labeler != LabelerHybrid && s.Labeler != LabelerEnsemble && s.Labeler != LabelerAligned &&
 		s.Labeler != LabelerLexical:
 		return fmt.Errorf("harvest: labeler must be %s, %s, %s, %s or %s, got %q", LabelerOrigin, LabelerHybrid, LabelerEnsemble,
@@ -300,7 +304,7 @@ type PairInput struct {
 // PairLabel's Work is that of its Eq. 4 comparison; the work of the cross
 // scores, done for all pairs at once, is returned on its own.
 func (e *Engine) LabelMany(pairs []PairInput, st Settings) ([]PairLabel, Stats) {
-	if st.Similarity == SimilarityZWhite {
+	if Whitened(st.Similarity) {
 		return e.labelManyWhite(pairs, st)
 	}
 	jobs := make([]ScoreJob, 0, 2*len(pairs))
@@ -358,9 +362,9 @@ func Combine(st Settings, p PairLabel) float64 {
 // LabelVectors returns the two score vectors of Eq. 4 over C = C_a + C_b,
 // and the work done; Label compares them.
 func (e *Engine) LabelVectors(a, b string, setA, setB []Cand, st Settings) (va, vb []float64, work Stats) {
-	if st.Similarity == SimilarityZWhite {
+	if Whitened(st.Similarity) {
 		// The whitened scores (see white.go); Compare takes their cosine.
-		va, vb = e.whiteVectors(e.mustWhiteScorer(st), a, b, setA, setB, &work)
+		va, vb = e.whiteVectors(e.mustWhiteScorer(st), st.Similarity, a, b, setA, setB, &work)
 		return va, vb, work
 	}
 	// Candidates of the other set, for the cross scores.
@@ -424,10 +428,11 @@ func cloneNew(from, have []Cand) []Cand {
 // Compare is Eq. 4 under the similarity kind for the score vectors va and
 // vb of sentences a and b: Similarity, or for "zref" the cosine after
 // standardising each by its sentence's reference statistics (RefStats with
-// lambda), or for "zwhite" the cosine of the whitened scores LabelVectors
-// returns. It returns the work RefStats did.
+// lambda), or for "zwhite" and "overlap" the cosine of the (whitened,
+// transformed) scores LabelVectors returns. It returns the work RefStats
+// did.
 func (e *Engine) Compare(a, b string, va, vb []float64, kind string, lambda map[string]float64) (float64, Stats) {
-	if kind == SimilarityZWhite {
+	if Whitened(kind) {
 		// LabelVectors has already standardised them.
 		return Similarity(va, vb, SimilarityCosine), Stats{}
 	}

@@ -51,7 +51,7 @@ func TestPartsEqualWhole(t *testing.T) {
 	}
 	sents := []string{"the cat sat on a mat.", "a dog ran in the park.", "the bird sang on a wire.", "rain fell on the town."}
 	cases := []Settings{Paper()}
-	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef, SimilarityZWhite} {
+	for _, sim := range []string{SimilarityCosine, SimilarityPearson, SimilarityZRef, SimilarityZWhite, SimilarityOverlap} {
 		st := Defaults()
 		st.Similarity = sim
 		cases = append(cases, st)

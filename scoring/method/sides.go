@@ -212,12 +212,12 @@ func (e *Engine) LabelSide(sd *Side, jobs []SideJob, ownFirst bool, st Settings)
 		}
 		keep[n] = idx
 	}
-	if st.Similarity == SimilarityZWhite {
+	if Whitened(st.Similarity) {
 		c, err := e.whiteScorer(st)
 		if err != nil {
 			return work, err
 		}
-		e.labelSideWhite(c, sd, jobs, keep, ownFirst, &work)
+		e.labelSideWhite(c, st.Similarity, sd, jobs, keep, ownFirst, &work)
 		return work, nil
 	}
 	// cross[n][k] is S(other sentence of job n, set[keep[n][k]]).

@@ -620,6 +620,13 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		put("LI Eq4 retrieved, zref", i, method.Similarity(z(la, stat(l1)), z(lb, stat(l2)), "cosine"))
 		put("bilinear Eq4 retrieved, pearson", i, method.Similarity(ba, bb, "pearson"))
 		put("bilinear Eq4 retrieved, zref", i, method.Similarity(z(ba, stat(b1)), z(bb, stat(b2)), "cosine"))
+		// Non-linear readings of the same scores: each sentence's scores
+		// over C turned into a distribution p(c|s) ∝ e^{κS}, and the two
+		// distributions compared by their overlap Σ√(p1 p2) (the cosine
+		// of e^{κS/2}). κ = 1 is the model's own softmax over C.
+		for _, kappa := range []float64{0.125, 0.25, 0.5, 1, 2} {
+			put(fmt.Sprintf("overlap kappa=%g, raw scores", kappa), i, expOverlap(ba, bb, kappa))
+		}
 		for k, wh := range whs {
 			wr1, wr2 := whRef[k][p.S1], whRef[k][p.S2]
 			put(fmt.Sprintf("white p=%g Eq4 random, pearson", whP[k]), i, method.Similarity(wr1, wr2, "pearson"))
@@ -634,6 +641,9 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 				wb = append(wb, dot64(f2, gw))
 			}
 			put(fmt.Sprintf("white p=%g Eq4 retrieved, pearson", whP[k]), i, method.Similarity(wa, wb, "pearson"))
+			for _, kappa := range []float64{0.5, 1, 2, 4} {
+				put(fmt.Sprintf("white p=%g overlap kappa=%g", whP[k], kappa), i, expOverlap(wa, wb, kappa))
+			}
 			for _, nr := range []int{50, 200, 1000} {
 				if nr > len(wr1) {
 					break
@@ -659,6 +669,12 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	for _, pv := range whP {
 		mixes = append(mixes, fmt.Sprintf("white p=%g Eq4 retrieved, cosine (global centre)", pv), fmt.Sprintf("white p=%g Eq4 retrieved + 1000 random, pearson", pv))
 	}
+	rawMixes := append([]string{"bilinear Eq4 retrieved, zref"}, mixes[len(mixes)-2*len(whP):]...)
+	for _, name := range order {
+		if strings.Contains(name, "overlap") {
+			mixes = append(mixes, name)
+		}
+	}
 	cfz := res["cos f (the bilinear scorer's own)"]
 	put2("z: cos f + 3 align (no contexts)", wsum(cfz, al, 3))
 	rawMix := func(a, b []float64, wa, wb float64) []float64 {
@@ -668,7 +684,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		}
 		return out
 	}
-	for _, n := range append([]string{"bilinear Eq4 retrieved, zref"}, mixes[len(mixes)-2*len(whP):]...) {
+	for _, n := range rawMixes {
 		for _, r := range []float64{6, 3, 2} {
 			put2(fmt.Sprintf("raw: (%g align + %s)/%g", r, n, r+1), rawMix(al, res[n], r, 1))
 		}
@@ -684,6 +700,34 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	for _, name := range order {
 		fmt.Printf("%-60s %6.2f\n", name, 100*stats.Spearman(res[name], gold))
 	}
+}
+
+// expOverlap is Σ_c √(p1(c) p2(c)) for p_i(c) ∝ e^{κ a_i(c)} over the
+// entries of a and b: the Bhattacharyya overlap of the two sentences'
+// distributions over the contexts.
+func expOverlap(a, b []float64, kappa float64) float64 {
+	soft := func(x []float64) []float64 {
+		m := math.Inf(-1)
+		for _, v := range x {
+			m = max(m, v)
+		}
+		out := make([]float64, len(x))
+		var t float64
+		for i, v := range x {
+			out[i] = math.Exp(kappa * (v - m))
+			t += out[i]
+		}
+		for i := range out {
+			out[i] /= t
+		}
+		return out
+	}
+	pa, pb := soft(a), soft(b)
+	var s float64
+	for i := range pa {
+		s += math.Sqrt(pa[i] * pb[i])
+	}
+	return s
 }
 
 // unitRows returns the rows of a (rows, d) table normalised to unit

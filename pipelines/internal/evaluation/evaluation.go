@@ -422,7 +422,7 @@ func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 			case n == "no_diversity":
 				s.Diversity = false
 			case n == method.SimilarityPearson || n == method.SimilarityCosine || n == method.SimilarityZRef ||
-				n == method.SimilarityZWhite:
+				method.Whitened(n):
 				s.Similarity = n
 			case n == method.LabelerHybrid || n == method.LabelerEnsemble || n == method.LabelerAligned:
 				s.Labeler = n
@@ -449,7 +449,7 @@ func MakeVariants(base method.Settings, names []string) ([]Variant, error) {
 		// (zwhite is defined for the contrastive term alone); the zwhite
 		// variant asks for it by name, and the engine refuses it where the
 		// terms are others.
-		if n != method.SimilarityZWhite {
+		if !method.Whitened(n) {
 			s = s.WithTermsSimilarity()
 		}
 		if err := s.Validate(); err != nil {

@@ -39,9 +39,16 @@ func TestMakeVariants(t *testing.T) {
 		t.Fatalf("similarities: base %s, lambda(ctx:1,disc:0.5) %s, rerank_by(disc) %s", base.Similarity,
 			vs[2].Settings.Similarity, vs[3].Settings.Similarity)
 	}
-	if z, err := MakeVariants(base, []string{"zref", "zwhite"}); err != nil || z[0].Settings.Similarity != method.SimilarityZRef ||
-		z[1].Settings.Similarity != method.SimilarityZWhite {
-		t.Fatalf("zref, zwhite: %+v %v", z, err)
+	if z, err := MakeVariants(base, []string{"zref", "zwhite", "overlap"}); err != nil || z[0].Settings.Similarity != method.SimilarityZRef ||
+		z[1].Settings.Similarity != method.SimilarityZWhite || z[2].Settings.Similarity != method.SimilarityOverlap {
+		t.Fatalf("zref, zwhite, overlap: %+v %v", z, err)
+	}
+	// overlap, like zwhite, is read as zref when the terms are others.
+	ov := base
+	ov.Similarity = method.SimilarityOverlap
+	if z, err := MakeVariants(ov, []string{"lambda(ctx:1,disc:0.5)", "origin"}); err != nil ||
+		z[0].Settings.Similarity != method.SimilarityZRef || z[1].Settings.Similarity != method.SimilarityOverlap {
+		t.Fatalf("variants of an overlap base: %+v %v", z, err)
 	}
 	if vs[3].Settings.RerankBy != "disc" || vs[4].Settings.SetSize != 600 || vs[4].Settings.Rerank != 1200 ||
 		vs[5].Settings.Similarity != "cosine" || !vs[6].Settings.RandomContexts || vs[7].Settings.Diversity ||

@@ -249,11 +249,18 @@ func scaleText(st method.Settings, randomMedian float64) string {
 	case method.SimilarityZWhite:
 		eq4 = "the cosine of the two sentences' context-score vectors over C = C_s1 + C_s2, scored with the context vectors whitened " +
 			"(mapped so that their covariance over a random sample of the corpus's contexts is the identity) and centred on that sample's mean"
+	case method.SimilarityOverlap:
+		eq4 = "the overlap of the two sentences' distributions over the contexts C = C_s1 + C_s2 (each sentence's whitened scores, " +
+			"as under zwhite, turned into probabilities by a softmax over C; the sum over C of the square root of their product)"
 	default:
 		eq4 = "Eq. 4 under " + st.Similarity
 	}
 	text := "Scale: Eq. 4 (label_context) is " + eq4 + ", in [-1, 1]: 1 when both sentences fit the same contexts equally well, " +
 		"0 when their fits are unrelated."
+	if st.Similarity == method.SimilarityOverlap {
+		text = "Scale: Eq. 4 (label_context) is " + eq4 + ", in [0, 1]: 1 when both sentences favour the same contexts alike, " +
+			"near 0 when they favour different ones."
+	}
 	switch st.Labeler {
 	case method.LabelerHybrid:
 		text += " The hybrid label is (Eq. 4 + label_lexical)/2, where label_lexical is the TF-IDF cosine of the sentences' Porter stems " +

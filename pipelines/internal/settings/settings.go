@@ -36,7 +36,7 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 			byPreset(func(s method.Settings) string { return method.FormatLambda(s.Lambda) })),
 		noDiversity: fs.Bool("no_diversity", false, "Drop the one-per-chunk and Jaccard constraints."),
 		similarity: fs.String("similarity", "", "Override: Eq. 4 similarity: zref (the cosine of the scores standardised over the models' reference contexts), "+
-			"zwhite (zref with the contrastive model's context vectors whitened over the models' sample of training contexts, white.json; needs --lambda=ctx:1, and a preset's zwhite reads as zref when --lambda names other terms), cosine (the paper's) or pearson. "+
+			"zwhite (zref with the contrastive model's context vectors whitened over the models' sample of training contexts, white.json; needs --lambda=ctx:1, and a preset's zwhite reads as zref when --lambda names other terms), overlap (the overlap of the two sentences' distributions over the contexts, softmax of zwhite's scores; same needs), cosine (the paper's) or pearson. "+
 			byPreset(func(s method.Settings) string { return s.Similarity })),
 		genPrecision: fs.String("gen_precision", "", "Override: the arithmetic of the generative model's linear layers, fp32 (the default) or bf16 "+
 			"(operands rounded to bfloat16, sums in float32: it needs AVX512_BF16 and pays on some CPUs only: about 1.5x the scoring rate measured on AMD Zen 4, 0.6-0.7x on an Intel Xeon with AMX; the generative terms change by the rounding, and the settings, so no earlier label is reused)."),

@@ -152,6 +152,36 @@ func splitPairs(rows []schemas.LabeledPair, trainSplits []string, devSplit strin
 	return train, dev, bySplit, skipped
 }
 
+// labelColumns reads each column --label may name from a pair.
+var labelColumns = map[string]func(r *schemas.LabeledPair) float32{
+	"label":   func(r *schemas.LabeledPair) float32 { return r.Label },
+	"align":   func(r *schemas.LabeledPair) float32 { return r.LabelAlign },
+	"embed":   func(r *schemas.LabeledPair) float32 { return r.LabelEmbed },
+	"context": func(r *schemas.LabeledPair) float32 { return r.LabelContext },
+	"lexical": func(r *schemas.LabeledPair) float32 { return r.LabelLexical },
+}
+
+// useLabel puts the column name (a key of labelColumns) in the Label of
+// every row. A part the harvest did not record reads 0 in every row: that
+// is an error, not a target.
+func useLabel(name string, sets ...[]schemas.LabeledPair) error {
+	if name == "label" {
+		return nil
+	}
+	col := labelColumns[name]
+	recorded := false
+	for _, rows := range sets {
+		for i := range rows {
+			rows[i].Label = col(&rows[i])
+			recorded = recorded || rows[i].Label != 0
+		}
+	}
+	if !recorded {
+		return fmt.Errorf("--label=%s: the pairs hold no %s part (every value 0): their labeler did not record it", name, name)
+	}
+	return nil
+}
+
 // strataLine says, for an error, which strata were kept and how many
 // pairs the others held; empty without --strata.
 func strataLine(strata []string, skipped int) string {

@@ -2,6 +2,7 @@ package surrogatejob
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/schemas"
@@ -67,6 +68,20 @@ func TestDedupAndSplit(t *testing.T) {
 	}
 	if skipped != 1 || by["train"] != 2 {
 		t.Errorf("strata: %d pairs skipped (want 1), by split %v", skipped, by)
+	}
+}
+
+func TestUseLabel(t *testing.T) {
+	rows := []schemas.LabeledPair{{Label: 0.5, LabelAlign: 0.7, LabelEmbed: 0.2}, {Label: 0.1, LabelAlign: -0.3}}
+	dev := []schemas.LabeledPair{{Label: 0.9, LabelAlign: 0.8}}
+	if err := useLabel("align", rows, dev); err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].Label != 0.7 || rows[1].Label != -0.3 || dev[0].Label != 0.8 {
+		t.Errorf("--label=align: labels %v %v %v", rows[0].Label, rows[1].Label, dev[0].Label)
+	}
+	if err := useLabel("context", rows, dev); err == nil || !strings.Contains(err.Error(), "no context part") {
+		t.Errorf("--label=context with no context part recorded: %v", err)
 	}
 }
 

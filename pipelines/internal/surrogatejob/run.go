@@ -119,6 +119,9 @@ func newJob(c Config) (*job, error) {
 	if len(j.trainSplits) == 0 {
 		return nil, errors.New("--split: name at least one split to train on")
 	}
+	if _, ok := labelColumns[c.Label]; !ok {
+		return nil, fmt.Errorf("--label %q: want label, align, embed, context or lexical", c.Label)
+	}
 	for _, s := range jobrun.SplitList(c.Strata) {
 		if !slices.Contains(report.Strata, s) {
 			return nil, fmt.Errorf("--strata %s: unknown stratum %q (want some of %s)", c.Strata, s, strings.Join(report.Strata, ", "))
@@ -182,6 +185,9 @@ func (j *job) loadPairs(ctx context.Context) error {
 		return fmt.Errorf("no training pairs: %d pairs read from %d files, none in split %s%s (pairs by split: %s)",
 			len(rows), files, strings.Join(j.trainSplits, ","), strataLine(strata, skipped), splitLine(bySplit))
 	}
+	if err := useLabel(j.c.Label, trainRows, devRows); err != nil {
+		return err
+	}
 	if len(strata) > 0 {
 		fmt.Printf("surrogate: --strata=%s: %d pairs of other strata left out\n", strings.Join(strata, ","), skipped)
 	}
@@ -204,7 +210,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 		Vocab: j.tok.VocabSize(), Seconds: j.seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
-			"tokens": j.tokName}}
+			"tokens": j.tokName, "label": c.Label, "strata": strata}}
 	labels := make([]float32, len(j.trainPairs))
 	for i, p := range j.trainPairs {
 		labels[i] = p.Label
