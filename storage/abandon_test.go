@@ -60,6 +60,21 @@ func TestAbandonedRunCommitsNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestName)); !os.IsNotExist(err) {
 		t.Fatalf("a failed run committed its table: %v", err)
 	}
+	// Nor does it write an index's metadata.
+	if err := CommitFile(context.Background(), dir, indexMetaName, []byte("{}\n")); err == nil || !strings.Contains(err.Error(), "run has failed") {
+		t.Fatalf("CommitFile after Abandon: %v, want an error saying the run has failed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, indexMetaName)); !os.IsNotExist(err) {
+		t.Fatalf("a failed run wrote its index metadata: %v", err)
+	}
+	// Before Abandon it writes the file whole.
+	abandoned.Store(false)
+	if err := CommitFile(context.Background(), dir, indexMetaName, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, indexMetaName)); err != nil || string(b) != "{}\n" {
+		t.Fatalf("CommitFile wrote %q (%v)", b, err)
+	}
 }
 
 // A chunk index's metadata file names the run that wrote it: the failed

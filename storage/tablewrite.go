@@ -212,9 +212,35 @@ func writeRecord(ctx context.Context, fs FS, dir, name string, m Manifest) (stri
 	if err != nil {
 		return "", err
 	}
+	return commitBytes(ctx, fs, dir, name, append(b, '\n'))
+}
+
+// CommitFile writes data as dir/name, a file that marks a run's output
+// complete (a chunk index's metadata), the way a table's manifest is
+// written: atomically, and not at all once the run has been abandoned
+// (Abandon). A finalize step that a runner still drives after the job has
+// failed, and after the failed run's marks were withdrawn, then leaves
+// none behind.
+func CommitFile(ctx context.Context, dir, name string, data []byte) error {
+	if abandoned.Load() {
+		return errAbandoned(dir)
+	}
+	fs, err := New(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	_, err = commitBytes(ctx, fs, dir, name, data)
+	return err
+}
+
+// commitBytes writes data as dir/name through a temporary file renamed
+// into place, unless the run has been abandoned by then, and returns its
+// path.
+func commitBytes(ctx context.Context, fs FS, dir, name string, b []byte) (string, error) {
 	mp := join(dir, name)
 	tmp := join(dir, ".tmp-"+name+"-"+randomSuffix())
-	if err := Write(ctx, fs, tmp, append(b, '\n')); err != nil {
+	if err := Write(ctx, fs, tmp, b); err != nil {
 		removeQuietly(ctx, fs, tmp)
 		return "", fmt.Errorf("write %s: %w", mp, err)
 	}

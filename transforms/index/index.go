@@ -269,5 +269,6 @@ func finalizeRemote(ctx context.Context, dir string, n int, opts retrieval.Build
 	if err != nil {
 		return m, err
 	}
-	return m, storage.WriteFile(ctx, storage.Join(dir, retrieval.MetaFile), append(b, '\n'))
+	// Written as a table's manifest is: not at all once the run has failed.
+	return m, storage.CommitFile(ctx, dir, retrieval.MetaFile, append(b, '\n'))
 }
