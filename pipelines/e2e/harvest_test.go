@@ -172,7 +172,7 @@ func TestHarvest(t *testing.T) {
 		// The default labeler weighs the word alignment 8 to 1 to 1
 		// against Eq. 4 and the sentence cosine; the TF-IDF cosine is kept
 		// beside them.
-		if want := method.Aligned(float64(p.LabelContext), float64(p.LabelAlign), float64(p.LabelEmbed)); math.Abs(float64(p.Label)-want) > 1e-6 ||
+		if want := method.Aligned(method.Defaults().Similarity, float64(p.LabelContext), float64(p.LabelAlign), float64(p.LabelEmbed)); math.Abs(float64(p.Label)-want) > 1e-6 ||
 			p.LabelAlign < 0 || p.LabelAlign > 1.0001 || p.LabelLexical < 0 || p.LabelLexical > 1.0001 {
 			t.Fatalf("pair %s: label %v from Eq. 4 %v and alignment %v (TF-IDF %v)", p.PairID, p.Label, p.LabelContext, p.LabelAlign,
 				p.LabelLexical)

@@ -287,7 +287,9 @@ func TestContextSetAndLabel(t *testing.T) {
 	ensemble.Labeler = LabelerEnsemble
 	aligned := Defaults()
 	aligned.Labeler = LabelerAligned
-	for _, st := range []Settings{Paper(), Defaults(), ensemble, aligned} {
+	overlap := aligned
+	overlap.Similarity = SimilarityOverlap
+	for _, st := range []Settings{Paper(), Defaults(), ensemble, aligned, overlap} {
 		st.Rerank, st.SetSize = 20, 6
 		var hits []schemas.Hit
 		for _, c := range chunks {
@@ -355,7 +357,11 @@ func TestContextSetAndLabel(t *testing.T) {
 		case LabelerEnsemble:
 			wantLabel = Ensemble(lab.Context, lab.Lexical, lab.Embed)
 		case LabelerAligned:
-			wantLabel = Aligned(lab.Context, lab.Align, lab.Embed)
+			wantLabel = Aligned(st.Similarity, lab.Context, lab.Align, lab.Embed)
+			// Under overlap the rule is the mean of the alignment and Eq. 4.
+			if st.Similarity == SimilarityOverlap && math.Abs(wantLabel-(lab.Align+lab.Context)/2) > 1e-12 {
+				t.Fatalf("overlap: aligned label %v from alignment %v and Eq. 4 %v", wantLabel, lab.Align, lab.Context)
+			}
 		}
 		if emb, ok := e.Embedded(a, b); !ok || lab.Embed != float64(float32(emb)) || lab.Embed == 0 {
 			t.Fatalf("sentence similarity %v (%v), label part %v", emb, ok, lab.Embed)

@@ -627,7 +627,7 @@ func (o *Output) Report(title, source string) (*report.Report, error) {
 		"variant --variants calls origin: the settings given (--preset plus overrides). Labelers: Eq. 4 alone (labeler "+
 		"origin, the paper's), hybrid ((Eq. 4 + stemmed TF-IDF cosine)/2), ensemble (the mean of Eq. 4, that cosine and "+
 		"the context model's sentence-vector cosine), aligned ((8 × the context model's word alignment "+
-		"+ Eq. 4 + its sentence-vector cosine)/10).", source, len(o.Gold))
+		"+ Eq. 4 + its sentence-vector cosine)/10; under the overlap similarity, (alignment + Eq. 4)/2).", source, len(o.Gold))
 	var rows [][]string
 	for _, x := range o.Results {
 		row := []string{DisplayName(x.Name), "baseline", fmt.Sprintf("%.2f", x.Spearman100), "-", "-", "-", "-", "-", "-"}

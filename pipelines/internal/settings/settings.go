@@ -40,7 +40,7 @@ func Register(fs *flag.FlagSet, defaultPreset string) *Flags {
 			byPreset(func(s method.Settings) string { return s.Similarity })),
 		genPrecision: fs.String("gen_precision", "", "Override: the arithmetic of the generative model's linear layers, fp32 (the default) or bf16 "+
 			"(operands rounded to bfloat16, sums in float32: it needs AVX512_BF16 and pays on some CPUs only: about 1.5x the scoring rate measured on AMD Zen 4, 0.6-0.7x on an Intel Xeon with AMX; the generative terms change by the rounding, and the settings, so no earlier label is reused)."),
-		labeler: fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine), aligned ((8 x the word alignment of the two sentences under the context model + Eq. 4 + the context model's sentence-vector cosine)/10) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane). "+
+		labeler: fs.String("labeler", "", "Override: origin (Eq. 4 alone, the paper's), hybrid (the mean of Eq. 4 and the TF-IDF cosine of Porter stems), ensemble (the mean of Eq. 4, that cosine and the context model's sentence-vector cosine), aligned ((8 x the word alignment of the two sentences under the context model + Eq. 4 + the context model's sentence-vector cosine)/10; under --similarity=overlap, the mean of the alignment and Eq. 4) or lexical (that cosine alone: no context sets and no models, for runs that exercise the data plane). "+
 			byPreset(func(s method.Settings) string { return s.Labeler })),
 	}
 }
