@@ -507,7 +507,7 @@ func Ensemble(context, lexical, embed float64) float64 { return (context + lexic
 // Eq. 4. Under overlap the weights were chosen the same way, among 300
 // weightings of the four parts with Eq. 4 weighed up to 4: the best mean
 // that loses on neither train file against the zwhite rule (ties at
-// 72.14 broken towards fewer parts; bench/results.txt, 2026-11-28T20:52Z).
+// 72.14 broken towards fewer parts; bench/results.txt, the 2026-11-28T20:28Z block).
 // For the other measures the
 // weights were chosen on 500-pair samples of STS-B train and SICK-R train
 // (the default preset, the model make models trains) among 180 weightings

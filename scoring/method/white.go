@@ -35,7 +35,7 @@ import (
 // for any M. The overlap is exactly the cosine of the vectors e^{κx/2}
 // (the normalisers cancel), so the sides, the sums and Compare are
 // zwhite's, on transformed scores. κ was chosen on the train files
-// (bench/results.txt, 2026-11-28, 21:20Z): 0.5, for whitened scores of
+// (bench/results.txt, the 2026-11-28T20:17Z block): 0.5, for whitened scores of
 // unit spread, among 0.5, 1, 2 and 4.
 const OverlapKappa = 0.5
 
