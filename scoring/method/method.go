@@ -500,22 +500,23 @@ func Hybrid(context, lexical float64) float64 { return (context + lexical) / 2 }
 // fixed, not fitted to gold labels.
 func Ensemble(context, lexical, embed float64) float64 { return (context + lexical + embed) / 3 }
 
-// Aligned is the aligned labeler's rule for Eq. 4 read as kind: the word
-// alignment of the two sentences (contrast.Model.AlignSimilarity, in
-// [0, 1]), Eq. 4 and the context model's sentence cosine f(a)·f(b),
-// weighted 8, 1 and 1, or under "overlap" the mean of the alignment and
-// Eq. 4. Under overlap the weights were chosen the same way, among 300
-// weightings of the four parts with Eq. 4 weighed up to 4: the best mean
-// that loses on neither train file against the zwhite rule (ties at
-// 72.14 broken towards fewer parts; bench/results.txt, the 2026-11-28T20:28Z block).
-// For the other measures the
-// weights were chosen on 500-pair samples of STS-B train and SICK-R train
-// (the default preset, the model make models trains) among 180 weightings
-// of the four parts (alignment, Eq. 4, the TF-IDF cosine of stems, the
-// sentence cosine): the best mean of those that lose on neither file
-// against the earlier rule, (6 × alignment + Eq. 4)/7 (bench/results.txt,
-// 2026-11-28T15:05Z). The TF-IDF cosine adds nothing once the alignment is
-// there.
+// Aligned is the aligned labeler's rule for Eq. 4 read as kind, from the
+// word alignment of the two sentences (contrast.Model.AlignSimilarity, in
+// [0, 1]), Eq. 4 and the context model's sentence cosine f(a)·f(b).
+//
+// Under "overlap" it is the mean of the alignment and Eq. 4: among 300
+// weightings of the four parts (Eq. 4 weighed up to 4), chosen on 500-pair
+// samples of STS-B train and SICK-R train, the best mean that loses on
+// neither file against the zwhite rule (ties at 72.14 broken towards
+// fewer parts; bench/results.txt, the 2026-11-28T20:28Z block).
+//
+// Under the other measures the three are weighted 8, 1 and 1: chosen on
+// the same samples (the default preset, the model make models trains)
+// among 180 weightings of the four parts (alignment, Eq. 4, the TF-IDF
+// cosine of stems, the sentence cosine), the best mean of those that lose
+// on neither file against the earlier rule, (6 × alignment + Eq. 4)/7
+// (bench/results.txt, 2026-11-28T15:05Z). The TF-IDF cosine adds nothing
+// once the alignment is there.
 func Aligned(kind string, context, align, embed float64) float64 {
 	if kind == SimilarityOverlap {
 		return (align + context) / 2

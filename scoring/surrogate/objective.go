@@ -1,6 +1,7 @@
 package surrogate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -303,11 +304,11 @@ type rankObjective struct {
 	p     pairBatch
 	c, dc []float64
 	ord   []int
+	z     []float64 // s(c_j − c_i) of each couple, in eachCouple's order
 }
 
 func (o *rankObjective) Loss(a, b []float32, labels []float32, dim int, da, db []float32) float64 {
 	n := len(labels)
-	grad := da != nil && db != nil
 	if n == 0 {
 		return 0
 	}
@@ -320,16 +321,26 @@ func (o *rankObjective) Loss(a, b []float32, labels []float32, dim int, da, db [
 	}
 	// With the pairs in decreasing label order, pair i outranks exactly the
 	// pairs after it whose label is smaller.
-	slices.SortStableFunc(o.ord, func(x, y int) int { return cmpDesc(labels[x], labels[y]) })
+	slices.SortStableFunc(o.ord, func(x, y int) int { return cmp.Compare(labels[y], labels[x]) })
 	s, c := o.scale, o.c
+	o.z = o.z[:0]
 	maxZ := 0.0 // the 1 inside the log is e^0
-	o.eachCouple(labels, func(i, j int) { maxZ = max(maxZ, s*(c[j]-c[i])) })
+	o.eachCouple(labels, func(i, j int) {
+		z := s * (c[j] - c[i])
+		o.z = append(o.z, z)
+		maxZ = max(maxZ, z)
+	})
 	sum := math.Exp(-maxZ)
-	o.eachCouple(labels, func(i, j int) { sum += math.Exp(s*(c[j]-c[i]) - maxZ) })
-	if grad {
+	for k, z := range o.z {
+		o.z[k] = math.Exp(z - maxZ)
+		sum += o.z[k]
+	}
+	if da != nil && db != nil {
 		clear(o.dc)
+		k := 0
 		o.eachCouple(labels, func(i, j int) {
-			w := s * math.Exp(s*(c[j]-c[i])-maxZ) / sum
+			w := s * o.z[k] / sum
+			k++
 			o.dc[j] += w
 			o.dc[i] -= w
 		})
@@ -339,7 +350,8 @@ func (o *rankObjective) Loss(a, b []float32, labels []float32, dim int, da, db [
 }
 
 // eachCouple calls f(i, j) for every couple of pairs with label i above
-// label j; o.ord holds the pairs in decreasing label order.
+// label j, always in the same order; o.ord holds the pairs in decreasing
+// label order.
 func (o *rankObjective) eachCouple(labels []float32, f func(i, j int)) {
 	ord := o.ord
 	for x, i := range ord {
@@ -349,16 +361,6 @@ func (o *rankObjective) eachCouple(labels []float32, f func(i, j int)) {
 			}
 		}
 	}
-}
-
-func cmpDesc(x, y float32) int {
-	switch {
-	case x > y:
-		return -1
-	case x < y:
-		return 1
-	}
-	return 0
 }
 
 // contrastiveObjective is the symmetric in-batch InfoNCE loss over the
