@@ -33,7 +33,7 @@ def spearman(a, b):
 
 
 for path in sys.argv[1:]:
-    rows = list(csv.DictReader(open(path), delimiter='\t'))
+    rows = list(csv.DictReader(open(path), delimiter='\t', quoting=csv.QUOTE_NONE))
     gold = [float(r['gold']) for r in rows]
     print(f"== {path} ({len(rows)} pairs)")
     for col in rows[0]:

@@ -540,6 +540,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	var whP []float64
 	var whRef []map[string][]float64
 	var whG []map[string][]float32
+	var whRefG [][][]float32
 	for _, ps := range strings.Split(*whitePs, ",") {
 		if ps == "" {
 			continue
@@ -569,6 +570,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 		}
 		whs, whP = append(whs, wh), append(whP, pv)
 		whRef, whG = append(whRef, refs), append(whG, map[string][]float32{})
+		whRefG = append(whRefG, gw)
 	}
 	fmt.Printf("whitening done (%.0fs)\n", time.Since(t0).Seconds())
 	res := map[string][]float64{}
@@ -643,6 +645,10 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 			put(fmt.Sprintf("white p=%g Eq4 retrieved, pearson", whP[k]), i, method.Similarity(wa, wb, "pearson"))
 			for _, kappa := range []float64{0.5, 1, 2, 4} {
 				put(fmt.Sprintf("white p=%g overlap kappa=%g", whP[k], kappa), i, expOverlap(wa, wb, kappa))
+				// Over random contexts whose whitened vectors were
+				// Gaussian, the overlap would be exp(-κ²(1 - cos f)/4):
+				// a monotone function of cos f.
+				put(fmt.Sprintf("white p=%g overlap random kappa=%g", whP[k], kappa), i, expOverlap(wr1, wr2, kappa))
 			}
 			for _, nr := range []int{50, 200, 1000} {
 				if nr > len(wr1) {
@@ -650,6 +656,31 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 				}
 				put(fmt.Sprintf("white p=%g Eq4 retrieved + %d random, pearson", whP[k], nr), i,
 					method.Similarity(append(slices.Clip(wa), wr1[:nr]...), append(slices.Clip(wb), wr2[:nr]...), "pearson"))
+			}
+			if k == 0 {
+				// Each sentence read as the centroid of the contexts it
+				// fits, weighted by p(c|s) ∝ e^{κx} over its own set
+				// C_s or over C = C_s1 + C_s2, compared by their cosine
+				// in whitened coordinates (κ = 0: the plain mean).
+				wg := func(keys []string) [][]float32 {
+					out := make([][]float32, len(keys))
+					for u, key := range keys {
+						out[u] = whG[k][key]
+					}
+					return out
+				}
+				own1, own2 := wg(sets[p.S1].keys), wg(sets[p.S2].keys)
+				uni := wg(ukeys)
+				for _, kappa := range []float64{0, 0.5, 2, 8} {
+					put(fmt.Sprintf("centroid own C_s, white, kappa=%g", kappa), i,
+						cos64(centroid(own1, f1, kappa), centroid(own2, f2, kappa)))
+					if kappa > 0 { // at κ = 0 both are C's mean
+						put(fmt.Sprintf("centroid C1+C2, white, kappa=%g", kappa), i,
+							cos64(centroid(uni, f1, kappa), centroid(uni, f2, kappa)))
+						put(fmt.Sprintf("centroid random, white, kappa=%g", kappa), i,
+							cos64(centroid(whRefG[k], f1, kappa), centroid(whRefG[k], f2, kappa)))
+					}
+				}
 			}
 			put(fmt.Sprintf("white p=%g Eq4 retrieved, cosine (global centre)", whP[k]), i, method.Similarity(wa, wb, "cosine"))
 			put(fmt.Sprintf("white p=%g cos f under W^2", whP[k]), i, dot64(wh.apply(f1), wh.apply(f2))/math.Sqrt(dot64(wh.apply(f1), wh.apply(f1))*dot64(wh.apply(f2), wh.apply(f2))))
@@ -671,7 +702,7 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 	}
 	rawMixes := append([]string{"bilinear Eq4 retrieved, zref"}, mixes[len(mixes)-2*len(whP):]...)
 	for _, name := range order {
-		if strings.Contains(name, "overlap") {
+		if strings.Contains(name, "overlap") || strings.Contains(name, "centroid") {
 			mixes = append(mixes, name)
 		}
 	}
@@ -752,4 +783,40 @@ func tableSum(m *contrast.Model) []float32 {
 		sum[i] = m.Sent[i] + m.Ctx[i]
 	}
 	return sum
+}
+
+// centroid is Σ_j p_j g_j with p_j ∝ e^{κ f·g_j}: the sentence f read
+// as the mean of the (whitened) context vectors gs it fits.
+func centroid(gs [][]float32, f []float32, kappa float64) []float64 {
+	if len(gs) == 0 {
+		return nil
+	}
+	x := make([]float64, len(gs))
+	m := math.Inf(-1)
+	for j, g := range gs {
+		x[j] = kappa * dot64(f, g)
+		m = max(m, x[j])
+	}
+	out := make([]float64, len(gs[0]))
+	for j, g := range gs {
+		w := math.Exp(x[j] - m)
+		for t, v := range g {
+			out[t] += w * float64(v)
+		}
+	}
+	return out
+}
+
+// cos64 is the cosine of two float64 vectors (0 when either is zero).
+func cos64(a, b []float64) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += a[i] * b[i]
+		aa += a[i] * a[i]
+		bb += b[i] * b[i]
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
 }
