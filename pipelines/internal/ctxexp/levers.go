@@ -673,12 +673,12 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 				uni := wg(ukeys)
 				for _, kappa := range []float64{0, 0.5, 2, 8} {
 					put(fmt.Sprintf("centroid own C_s, white, kappa=%g", kappa), i,
-						cos64(centroid(own1, f1, kappa), centroid(own2, f2, kappa)))
+						method.Similarity(centroid(own1, f1, kappa), centroid(own2, f2, kappa), "cosine"))
 					if kappa > 0 { // at κ = 0 both are C's mean
 						put(fmt.Sprintf("centroid C1+C2, white, kappa=%g", kappa), i,
-							cos64(centroid(uni, f1, kappa), centroid(uni, f2, kappa)))
+							method.Similarity(centroid(uni, f1, kappa), centroid(uni, f2, kappa), "cosine"))
 						put(fmt.Sprintf("centroid random, white, kappa=%g", kappa), i,
-							cos64(centroid(whRefG[k], f1, kappa), centroid(whRefG[k], f2, kappa)))
+							method.Similarity(centroid(whRefG[k], f1, kappa), centroid(whRefG[k], f2, kappa), "cosine"))
 					}
 				}
 			}
@@ -805,18 +805,4 @@ func centroid(gs [][]float32, f []float32, kappa float64) []float64 {
 		}
 	}
 	return out
-}
-
-// cos64 is the cosine of two float64 vectors (0 when either is zero).
-func cos64(a, b []float64) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += a[i] * b[i]
-		aa += a[i] * a[i]
-		bb += b[i] * b[i]
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
 }
