@@ -4,9 +4,15 @@ its gold column (ties get their mean rank), e.g. the Eq. 4 parts alone
 (origin:eq4, random_contexts:eq4) beside the labelers. Plain Python.
 
     python3 bench/pairscols.py out/evaluate-stsb-dev/pairs.tsv ...
+
+--sum A+B adds a row for the sum of columns A and B (e.g.
+ctx_align+origin:eq4, the overlap rule (alignment + Eq. 4)/2), and
+--pairs_of OTHER/pairs.tsv keeps only the pairs (s1, s2, gold) that file
+holds, to compare runs made with different --pairs.
 """
 import csv
 import sys
+from collections import Counter
 
 
 def ranks(x):
@@ -32,11 +38,36 @@ def spearman(a, b):
     return 100 * num / den
 
 
-for path in sys.argv[1:]:
-    rows = list(csv.DictReader(open(path), delimiter='\t', quoting=csv.QUOTE_NONE))
-    gold = [float(r['gold']) for r in rows]
-    print(f"== {path} ({len(rows)} pairs)")
-    for col in rows[0]:
-        if col in ('gold', 's1', 's2'):
-            continue
-        print(f"{col:28s} {spearman([float(r[col]) for r in rows], gold):7.3f}")
+def read(path):
+    return list(csv.DictReader(open(path), delimiter='\t', quoting=csv.QUOTE_NONE))
+
+
+def main(argv):
+    sums, only, paths = [], None, []
+    it = iter(argv)
+    for a in it:
+        if a == '--sum':  # another row: the Spearman of COL1+COL2+...
+            sums.append(next(it))
+        elif a == '--pairs_of':  # only the pairs (s1, s2, gold) of this file
+            only = Counter((r['s1'], r['s2'], r['gold']) for r in read(next(it)))
+        else:
+            paths.append(a)
+    for path in paths:
+        rows = read(path)
+        if only is not None:
+            left, kept = Counter(only), []
+            for r in rows:
+                k = (r['s1'], r['s2'], r['gold'])
+                if left[k] > 0:
+                    left[k] -= 1
+                    kept.append(r)
+            rows = kept
+        gold = [float(r['gold']) for r in rows]
+        print(f"== {path} ({len(rows)} pairs)")
+        cols = [c for c in rows[0] if c not in ('gold', 's1', 's2')] + sums
+        for col in cols:
+            vals = [sum(float(r[c]) for c in col.split('+')) if col in sums else float(r[col]) for r in rows]
+            print(f"{col:30s} {spearman(vals, gold):7.3f}")
+
+
+main(sys.argv[1:])
