@@ -737,28 +737,39 @@ func liContexts(m *contrast.Model, docs []examples.Doc, path string) {
 // entries of a and b: the Bhattacharyya overlap of the two sentences'
 // distributions over the contexts.
 func expOverlap(a, b []float64, kappa float64) float64 {
-	soft := func(x []float64) []float64 {
-		m := math.Inf(-1)
-		for _, v := range x {
-			m = max(m, v)
-		}
-		out := make([]float64, len(x))
-		var t float64
-		for i, v := range x {
-			out[i] = math.Exp(kappa * (v - m))
-			t += out[i]
-		}
-		for i := range out {
-			out[i] /= t
-		}
-		return out
-	}
-	pa, pb := soft(a), soft(b)
+	pa, pb := softmax(a, kappa), softmax(b, kappa)
 	var s float64
 	for i := range pa {
 		s += math.Sqrt(pa[i] * pb[i])
 	}
 	return s
+}
+
+// softmax is p_i ∝ e^{κ x_i}.
+func softmax(x []float64, kappa float64) []float64 {
+	out := expShift(x, kappa)
+	var t float64
+	for _, v := range out {
+		t += v
+	}
+	for i := range out {
+		out[i] /= t
+	}
+	return out
+}
+
+// expShift is e^{κ (x_i - max x)}: softmax's weights before their sum
+// divides them.
+func expShift(x []float64, kappa float64) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = max(m, v)
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Exp(kappa * (v - m))
+	}
+	return out
 }
 
 // unitRows returns the rows of a (rows, d) table normalised to unit
@@ -792,15 +803,13 @@ func centroid(gs [][]float32, f []float32, kappa float64) []float64 {
 		return nil
 	}
 	x := make([]float64, len(gs))
-	m := math.Inf(-1)
 	for j, g := range gs {
 		x[j] = kappa * dot64(f, g)
-		m = max(m, x[j])
 	}
 	out := make([]float64, len(gs[0]))
-	for j, g := range gs {
-		w := math.Exp(x[j] - m)
-		for t, v := range g {
+	for j, w := range expShift(x, 1) { // the cosine does not need their sum
+
+		for t, v := range gs[j] {
 			out[t] += w * float64(v)
 		}
 	}
