@@ -808,7 +808,6 @@ func centroid(gs [][]float32, f []float32, kappa float64) []float64 {
 	}
 	out := make([]float64, len(gs[0]))
 	for j, w := range expShift(x, 1) { // the cosine does not need their sum
-
 		for t, v := range gs[j] {
 			out[t] += w * float64(v)
 		}
