@@ -140,6 +140,24 @@ func (m *Model) SentenceEmbeddings() (table []float32, dim int) { return m.Sent,
 // callers must not change it.
 func (m *Model) Vocabulary() *Vocab { return m.Vocab }
 
+// WordEmbeddings returns a new table of the alignment's word vectors for
+// every row, words and hashed buckets alike: the sum of the sentence and
+// context tables' rows, each scaled to unit length (a zero row stays
+// zero). The IDF-weighted mean of these rows is a sentence vector whose
+// cosine is the soft cosine of the two sentences' words, with unclipped
+// word similarities.
+func (m *Model) WordEmbeddings() (table []float32, dim int) {
+	d := m.Cfg.Dim
+	t := make([]float32, len(m.Sent))
+	for i := range t {
+		t[i] = m.Sent[i] + m.Ctx[i]
+	}
+	for r := 0; r+d <= len(t); r += d {
+		Normalize(t[r : r+d])
+	}
+	return t, d
+}
+
 // VocabWords is the number of words in the model's vocabulary, besides
 // its hashed buckets.
 func (m *Model) VocabWords() int { return len(m.Vocab.Words) }

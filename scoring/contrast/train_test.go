@@ -231,6 +231,44 @@ func TestAccessors(t *testing.T) {
 	if m.Vocabulary() != v {
 		t.Fatal("Vocabulary is not the model's vocabulary")
 	}
+	// WordEmbeddings: a new table, each row the unit sum of the two
+	// tables' rows, equal to the alignment's word vectors on the words.
+	words, wd := m.WordEmbeddings()
+	if wd != cfg.Dim || len(words) != len(m.Sent) || &words[0] == &m.Sent[0] {
+		t.Fatalf("WordEmbeddings: %d values at width %d", len(words), wd)
+	}
+	m.Sent[0] = 0.5 // zero the sum of one row: it must stay zero
+	m.Ctx[0] = -0.5
+	for k := 1; k < cfg.Dim; k++ {
+		m.Sent[k], m.Ctx[k] = 0.25, -0.25
+	}
+	words, _ = m.WordEmbeddings()
+	align := m.wordTable()
+	for r := 0; r < v.Rows(); r++ {
+		row := words[r*wd : (r+1)*wd]
+		var ss, want float64
+		for k, x := range row {
+			ss += float64(x) * float64(x)
+			s := float64(m.Sent[r*wd+k] + m.Ctx[r*wd+k])
+			want += s * float64(x)
+		}
+		if r == 0 {
+			if ss != 0 {
+				t.Fatalf("row 0 sums to zero but its word vector has norm² %v", ss)
+			}
+			continue
+		}
+		if math.Abs(ss-1) > 1e-5 || want <= 0 {
+			t.Fatalf("row %d: norm² %v, dot with the tables' sum %v", r, ss, want)
+		}
+		if r < len(v.Words) && r > 0 {
+			for k := range row {
+				if math.Abs(float64(row[k]-align[r*wd+k])) > 1e-6 {
+					t.Fatalf("row %d differs from the alignment's word vector", r)
+				}
+			}
+		}
+	}
 }
 
 // With DocGroup, an epoch's order is a permutation of the slots in which

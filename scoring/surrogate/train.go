@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ctxsim/ctxsim/scoring/stats"
@@ -35,6 +36,11 @@ type TrainConfig struct {
 	// InitWeights are the token weights of a weighted model (Model.Cfg
 	// .Weighted), copied; nil gives every token weight 1.
 	InitWeights []float32 `json:"-"`
+	// Anchor, if positive, holds the mean encoder's table near where it
+	// started (L2-SP): every step adds Anchor·(E − E₀) to the gradient of
+	// each row its batch touches, the gradient of Anchor/2·‖E − E₀‖² over
+	// those rows. The reported losses are the objective's alone.
+	Anchor float64 `json:"anchor,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -101,6 +107,9 @@ func (c TrainConfig) validateRun() error {
 	}
 	if c.Epochs < 0 || c.BatchSize < 1 || !(c.LR > 0) || math.IsInf(c.LR, 0) {
 		return fmt.Errorf("surrogate: invalid training config: epochs %d, batch size %d, lr %v", c.Epochs, c.BatchSize, c.LR)
+	}
+	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
+		return fmt.Errorf("surrogate: anchor %v must be zero or positive and finite", c.Anchor)
 	}
 	return nil
 }
@@ -202,7 +211,11 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if err != nil {
 		return nil, Curve{}, err
 	}
-	curve, err := run(newMeanNet(m, cfg.LR), cfg, pairs, dev)
+	net := newMeanNet(m, cfg.LR)
+	if cfg.Anchor > 0 {
+		net.anchor, net.start = float32(cfg.Anchor), slices.Clone(m.Emb.Value.Data)
+	}
+	curve, err := run(net, cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
 	}
@@ -271,13 +284,16 @@ type trainNet interface {
 	apply()
 }
 
-// meanNet trains a Model with lazy Adam on sparse gradients.
+// meanNet trains a Model with lazy Adam on sparse gradients; with anchor
+// above 0, each touched row is also pulled towards its start.
 type meanNet struct {
 	*Model
 	opt    *SparseAdam
 	grad   *SparseGrad
 	sa, sb [][]int
 	ea, eb []float32
+	anchor float32
+	start  []float32
 }
 
 func newMeanNet(m *Model, lr float64) *meanNet {
@@ -294,6 +310,15 @@ func (n *meanNet) backward(da, db []float32) {
 	n.grad.Reset()
 	n.Backward(n.sa, da, n.grad)
 	n.Backward(n.sb, db, n.grad)
+	if n.anchor > 0 {
+		d := n.Cfg.Dim
+		for _, id := range n.grad.Rows() {
+			g, e, e0 := n.grad.Row(id), n.Emb.Value.Data[id*d:(id+1)*d], n.start[id*d:(id+1)*d]
+			for k := range g {
+				g[k] += n.anchor * (e[k] - e0[k])
+			}
+		}
+	}
 }
 
 func (n *meanNet) apply() { n.opt.Step(n.Emb, n.grad) }

@@ -175,6 +175,7 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		"objective":    {cfg: func(c *TrainConfig) { c.Objective.Name = "cos" }, want: `unknown objective "cos"`},
 		"model config": {cfg: func(c *TrainConfig) { c.Model.Dim = 0 }, want: "dim 0"},
 		"init table":   {cfg: func(c *TrainConfig) { c.InitTable = make([]float32, 7) }, want: "initial table of 7 values"},
+		"anchor":       {cfg: func(c *TrainConfig) { c.Anchor = -1 }, want: "anchor -1"},
 	}
 	for name, c := range cases {
 		cf := cfg
@@ -220,5 +221,63 @@ func TestTrainInitTable(t *testing.T) {
 	}
 	if slices.Equal(m1.Emb.Value.Data, init) {
 		t.Fatal("an epoch from the initial table changed nothing")
+	}
+}
+
+// TestTrainAnchor checks the anchor (L2-SP): its gradient is that of
+// Anchor/2·‖E − E₀‖² over the batch's rows, and a strong anchor keeps the
+// trained table nearer its start than no anchor does.
+func TestTrainAnchor(t *testing.T) {
+	cfg := synthConfig(ObjectiveL2)
+	m, err := cfg.Initial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := newMeanNet(m, cfg.LR)
+	net.anchor, net.start = 0.5, slices.Clone(m.Emb.Value.Data)
+	batch := synthPairs(6, 4)
+	d := m.Cfg.Dim
+	moved := batch[0].A[0]
+	for k := range d {
+		m.Emb.Value.Data[moved*d+k] += float32(k%5) * 0.1
+	}
+	tr, err := newTrainer(net, cfg.Objective)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.gradient(batch)
+	with := slices.Clone(net.grad.Row(moved))
+	net.anchor = 0
+	tr.gradient(batch)
+	without := net.grad.Row(moved)
+	for k := range d {
+		want := 0.5 * float32(k%5) * 0.1
+		if got := with[k] - without[k]; math.Abs(float64(got-want)) > 1e-5 {
+			t.Fatalf("column %d: the anchor adds %v to the gradient, want %v", k, got, want)
+		}
+	}
+
+	train := synthPairs(7, 500)
+	dist := func(anchor float64) float64 {
+		c := synthConfig(ObjectiveL2)
+		c.Epochs, c.Anchor = 3, anchor
+		start, err := c.Initial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := Train(c, train, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ss float64
+		for i, v := range m.Emb.Value.Data {
+			x := float64(v - start.Emb.Value.Data[i])
+			ss += x * x
+		}
+		return math.Sqrt(ss)
+	}
+	free, held := dist(0), dist(50)
+	if !(held < 0.5*free) {
+		t.Fatalf("distance from the start: %v with a strong anchor, %v without", held, free)
 	}
 }

@@ -78,6 +78,13 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 				add(fmt.Sprintf("align F1 %s idf^%g", tn, pw), each(func(p sts.Pair) float64 { return align(m, vec, p.S1, p.S2, pw, 0) }))
 			}
 		}
+		for _, tn := range []string{"sent", "ctx", "sum"} {
+			for _, pw := range []float64{1, 1.5, 2} {
+				add(fmt.Sprintf("cos of mean unit %s rows, idf^%g", tn, pw), each(func(p sts.Pair) float64 {
+					return cosine(meanRows(m, tables[tn], p.S1, pw), meanRows(m, tables[tn], p.S2, pw))
+				}))
+			}
+		}
 		for _, pw := range []float64{1.5, 2, 3} {
 			add(fmt.Sprintf("align F1 sum idf^%g", pw), each(func(p sts.Pair) float64 { return align(m, tables["sum"], p.S1, p.S2, pw, 0) }))
 		}
@@ -785,6 +792,21 @@ func unitRows(table []float32, d int) func(int32) []float32 {
 		cache[row] = v
 		return v
 	}
+}
+
+// meanRows is the weighted mean of the rows vec gives for the words of s,
+// each weighted by its IDF raised to pw: a sentence vector a mean encoder
+// can hold, whose cosine is the soft cosine with unclipped similarities.
+func meanRows(m *contrast.Model, vec func(int32) []float32, s string, pw float64) []float32 {
+	out := make([]float32, m.Dim())
+	rows, w := m.Vocab.Bag(s, nil, nil)
+	for i, r := range rows {
+		wt := float32(math.Pow(float64(w[i]), pw))
+		for t, v := range vec(r) {
+			out[t] += wt * v
+		}
+	}
+	return out
 }
 
 // tableSum is the sum of the model's sentence and context tables.

@@ -66,6 +66,7 @@ type Config struct {
 	Epochs      int
 	BatchSize   int
 	LR          float64
+	Anchor      float64
 	Seed        uint64
 	Split       string
 	DevSplit    string
@@ -107,6 +108,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Epochs, "epochs", 5, "Passes over the training pairs.")
 	fs.IntVar(&c.BatchSize, "batch_size", 128, "Pairs per minibatch (contrastive and multisim draw their negatives from the batch).")
 	fs.Float64Var(&c.LR, "lr", 0.001, "Adam learning rate (small label sets train faster at 0.01).")
+	fs.Float64Var(&c.Anchor, "anchor", 0, "Mean encoder: hold the table near its start (L2-SP), adding anchor·(E − E₀) to the gradient of every row a batch touches (0: off).")
 	fs.Uint64Var(&c.Seed, "seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")
 	fs.StringVar(&c.Split, "split", "train", "Comma-separated splits of the pairs table to train on.")
 	fs.StringVar(&c.DevSplit, "dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
@@ -124,7 +126,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Embed, "embed", "", "With --load: a text file, one sentence per line; writes <output>/embeddings.parquet (line, sentence, embedding).")
 	fs.StringVar(&c.Score, "score", "", "With --load: a TSV of sentence pairs (columns s1 and s2 under a header, as STS files, else the first two); writes <output>/scores.tsv (score, s1, s2).")
 	fs.StringVar(&c.Encoder, "encoder", "mean", "Encoder: mean (averaged token embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
-	fs.StringVar(&c.Init, "init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings) or ctx (the contrastive model's sentence-encoder embeddings), at their width.")
+	fs.StringVar(&c.Init, "init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings) ctx (the contrastive model's sentence-encoder embeddings) or ctx_words (its word vectors as the alignment compares them: the unit sums of its sentence and context tables' rows), at their width.")
 	fs.StringVar(&c.Tokens, "tokens", "auto", "Tokens of the mean encoder: subword (the model directory's tokenizer), ctx (the contrastive model's words or stems, the mean weighted by their IDF), or auto (ctx when the directory has a contrastive model).")
 }
 

@@ -67,6 +67,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"origin without sts", func(c *Config) { c.Origin = "e" }, "--origin needs --sts"},
 		{"unknown init", func(c *Config) { c.Init = "zeros" }, `--init "zeros"`},
 		{"unknown encoder", func(c *Config) { c.Encoder = "lstm" }, `--encoder "lstm"`},
+		{"negative anchor", func(c *Config) { c.Anchor = -0.5 }, "--anchor -0.5"},
+		{"bilstm with anchor", func(c *Config) { c.Encoder, c.Anchor = "bilstm", 1 }, "--anchor holds the mean encoder's table"},
 		{"bilstm with dim", func(c *Config) { c.Encoder, c.DimGiven = "bilstm", true }, "--dim and --init do not apply"},
 		{"no split", func(c *Config) { c.Split = "," }, "--split: name at least one split"},
 		{"split overlaps dev", func(c *Config) { c.Split = "train,dev" }, "--split train,dev and --dev_split dev overlap"},

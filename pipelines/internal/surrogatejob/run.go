@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -106,11 +107,17 @@ func newJob(c Config) (*job, error) {
 	if c.Origin != "" && c.STS == "" {
 		return nil, errors.New("--origin needs --sts: Origin's rows are compared on the STS pairs")
 	}
-	if c.Init != "random" && c.Init != "coherence" && c.Init != "ctx" {
-		return nil, fmt.Errorf("--init %q: want random, coherence or ctx", c.Init)
+	if c.Init != "random" && c.Init != "coherence" && c.Init != "ctx" && c.Init != "ctx_words" {
+		return nil, fmt.Errorf("--init %q: want random, coherence, ctx or ctx_words", c.Init)
 	}
 	if c.Encoder != "mean" && c.Encoder != "bilstm" {
 		return nil, fmt.Errorf("--encoder %q: want mean or bilstm", c.Encoder)
+	}
+	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
+		return nil, fmt.Errorf("--anchor %v: want 0 (off) or a positive number", c.Anchor)
+	}
+	if c.Encoder == "bilstm" && c.Anchor > 0 {
+		return nil, errors.New("--anchor holds the mean encoder's table: it does not apply to --encoder=bilstm")
 	}
 	if c.Encoder == "bilstm" && (c.DimGiven || c.InitGiven) {
 		return nil, errors.New("--encoder=bilstm starts from the coherence model's encoder: --dim and --init do not apply")
@@ -208,7 +215,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 		TrainPairsAvailable: available, MaxPairs: j.sizes, TrainSizes: j.plan, TrainPairs: len(j.trainPairs), DevPairs: len(j.devPairs),
 		Model: c.Model, ModelFingerprint: j.models.Fingerprint, TokenizerFingerprint: j.tok.Fingerprint(),
 		Vocab: j.tok.VocabSize(), Seconds: j.seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "seed": c.Seed,
+		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
 			"tokens": j.tokName, "label": c.Label, "strata": strata}}
 	labels := make([]float32, len(j.trainPairs))
@@ -226,7 +233,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 
 // initTables sets the encoders' configuration and initial embeddings:
 // random draws at --dim, a trained table of the model directory
-// (--init=coherence or ctx), or the coherence model's BiLSTM encoder.
+// (--init=coherence, ctx or ctx_words), or the coherence model's BiLSTM encoder.
 func (j *job) initTables(context.Context) error {
 	j.modelCfg = surrogate.Config{Vocab: j.tok.VocabSize(), Dim: j.c.Dim, InitStd: surrogate.DefaultConfig(1).InitStd}
 	if cv, ok := j.tok.(*ctxVocab); ok {
@@ -235,7 +242,7 @@ func (j *job) initTables(context.Context) error {
 	j.initSource = fmt.Sprintf("random N(0, %g²), seed %d", j.modelCfg.InitStd, j.c.Seed)
 	switch j.c.Init {
 	case "random":
-	case "coherence", "ctx":
+	case "coherence", "ctx", "ctx_words":
 		table, width, source, err := j.trainedTable()
 		if err != nil {
 			return err
@@ -243,7 +250,7 @@ func (j *job) initTables(context.Context) error {
 		j.modelCfg.Dim, j.initTable, j.initSource = width, table, source
 		j.out.Config["dim"] = j.modelCfg.Dim
 	default:
-		return fmt.Errorf("--init: unknown start %q (random, coherence, ctx)", j.c.Init)
+		return fmt.Errorf("--init: unknown start %q (random, coherence, ctx, ctx_words)", j.c.Init)
 	}
 	if j.c.Encoder == "bilstm" {
 		j.initSource = "the coherence model's BiLSTM encoder"
@@ -255,7 +262,8 @@ func (j *job) initTables(context.Context) error {
 
 // trainedTable returns the embedding table --init names (coherence: the
 // coherence model's subword embeddings; ctx: the contrastive model's
-// sentence-encoder embeddings), its width and a description, checked
+// sentence-encoder embeddings; ctx_words: its unit word vectors, the
+// alignment's), its width and a description, checked
 // against the tokens and --dim.
 func (j *job) trainedTable() (table []float32, width int, source string, err error) {
 	if j.c.Init == "coherence" {
@@ -266,10 +274,15 @@ func (j *job) trainedTable() (table []float32, width int, source string, err err
 		source = "the coherence model's subword embeddings"
 	} else {
 		if j.tokName != "ctx" {
-			return nil, 0, "", errors.New("--init=ctx needs --tokens=ctx")
+			return nil, 0, "", fmt.Errorf("--init=%s needs --tokens=ctx", j.c.Init)
 		}
-		table, width = j.models.Ctx.SentenceEmbeddings()
-		source = "the contrastive model's sentence-encoder embeddings"
+		if j.c.Init == "ctx_words" {
+			table, width = j.models.Ctx.WordEmbeddings()
+			source = "the contrastive model's word vectors (unit sums of its two tables' rows)"
+		} else {
+			table, width = j.models.Ctx.SentenceEmbeddings()
+			source = "the contrastive model's sentence-encoder embeddings"
+		}
 	}
 	if j.c.DimGiven && j.c.Dim != width {
 		return nil, 0, "", fmt.Errorf("--dim %d with --init=%s: those embeddings are %d wide; leave --dim out", j.c.Dim, j.c.Init, width)
@@ -344,7 +357,7 @@ func (j *job) train(context.Context) error {
 func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrogate.Pair) (result, error) {
 	c := j.c
 	cfg := surrogate.TrainConfig{
-		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed,
+		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor,
 		InitTable: j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
 		Progress: func(e surrogate.EpochStats) {
 			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, c.Epochs, e.TrainLoss)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -180,6 +181,34 @@ func TestRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.Output, "report.html")); err != nil {
 		t.Error(err)
+	}
+
+	// --init=ctx_words starts from unit word vectors: untrained (zero
+	// epochs), every row of the saved table has length 1 or 0.
+	w := c
+	w.Init, w.InitGiven, w.Epochs, w.Dim, w.DimGiven = "ctx_words", true, 0, 300, false
+	w.Output, w.STS = filepath.Join(tmp, "words"), ""
+	if err := Run(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	wm, _, err := surrogate.Load(filepath.Join(w.Output, "l2"), res.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := 0
+	for r := 0; r < wm.Cfg.Vocab; r++ {
+		var ss float64
+		for _, x := range wm.Emb.Value.Data[r*wm.Cfg.Dim : (r+1)*wm.Cfg.Dim] {
+			ss += float64(x) * float64(x)
+		}
+		if math.Abs(ss-1) < 1e-4 {
+			units++
+		} else if ss != 0 {
+			t.Fatalf("--init=ctx_words: row %d has norm² %v", r, ss)
+		}
+	}
+	if units == 0 {
+		t.Fatal("--init=ctx_words: no unit rows")
 	}
 
 	// Apply mode: embed lines and score the STS pairs with the encoder.
