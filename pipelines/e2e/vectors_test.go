@@ -110,6 +110,14 @@ func TestHarvestStoredVectors(t *testing.T) {
 	if len(computedTSV) == 0 || !bytes.Equal(computedTSV, storedTSV) {
 		t.Fatalf("evaluate's predictions with stored vectors differ:\n%s\nwithout:\n%s", storedTSV, computedTSV)
 	}
+	// With the store's strings and the vectors mapped, the same again.
+	stdout = run(t, "evaluate", append(evalArgs(filepath.Join(tmp, "eval-mapped")), "--vectors="+corpusOut+"/vectors", "--map_corpus")...)
+	if strings.Count(stdout, "evaluate: sentence vectors loaded from "+corpusOut+"/vectors/") != 2 || !strings.Contains(stdout, "are in memory maps under") {
+		t.Fatalf("evaluate --map_corpus did not load both tables into memory maps:\n%s", stdout)
+	}
+	if mappedTSV, _ := os.ReadFile(filepath.Join(tmp, "eval-mapped", "pairs.tsv")); !bytes.Equal(computedTSV, mappedTSV) {
+		t.Fatalf("evaluate's predictions with a mapped corpus differ:\n%s\nwithout:\n%s", mappedTSV, computedTSV)
+	}
 	encoded := func(out string) int64 {
 		var res struct {
 			Engine struct{ SentencesEncoded int64 } `json:"engine"`

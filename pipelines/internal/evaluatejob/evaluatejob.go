@@ -64,6 +64,7 @@ type Config struct {
 	Model    string          // --model
 	Output   string          // --output
 	Vectors  string          // --vectors
+	Mapped   bool            // --map_corpus
 	Method   *settings.Flags // --preset, --top_k, --rerank, ... (package settings)
 	Variants string          // --variants
 	Pairs    int             // --pairs
@@ -82,6 +83,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job (required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for results.json and pairs.tsv (required).")
 	fs.StringVar(&c.Vectors, "vectors", "", "Stored sentence vectors from bin/encode for these models and the corpus of --chunks, local or gs:// (default: none; computed as needed). The results are the same either way.")
+	fs.BoolVar(&c.Mapped, "map_corpus", false, "Keep the chunk store's texts and IDs, and the --vectors, in memory maps of local files (under $CTXSIM_CACHE_DIR, on disk, not tmpfs) instead of the heap, as bin/harvest --map_corpus does: the page cache holds them and the kernel can drop it. The results are the same.")
 	c.Method = settings.Register(fs, "small")
 	fs.StringVar(&c.Variants, "variants", "origin,random_contexts,no_diversity,set_20,set_100,cosine",
 		"Comma-separated variants to run (see above).")
@@ -159,7 +161,7 @@ func (c Config) variants() (method.Settings, []evaluation.Variant, error) {
 // evaluation of n pairs begun at start.
 func (c Config) open(ctx context.Context, genPrecision string, n int, start time.Time) (*resources.Resources, error) {
 	res, err := resources.Open(ctx, resources.Paths{Chunks: c.Chunks, Models: c.Model, Index: c.Index, Vectors: c.Vectors,
-		GenPrecision: genPrecision})
+		Mapped: c.Mapped, GenPrecision: genPrecision})
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +178,9 @@ func (c Config) open(ctx context.Context, genPrecision string, n int, start time
 		for _, dir := range found {
 			fmt.Printf("evaluate: sentence vectors loaded from %s\n", dir)
 		}
+	}
+	if c.Mapped {
+		fmt.Printf("evaluate: the chunk store's strings and the stored vectors are in memory maps under %s\n", storage.CacheRoot())
 	}
 	fmt.Printf("evaluate: %d pairs, %d chunks (%d sentences), models %s (terms %s), index %s, %s, loaded in %.1fs\n",
 		n, e.Store.Len(), e.Store.Sentences(), res.Models.Fingerprint, strings.Join(e.Terms(), ","),
