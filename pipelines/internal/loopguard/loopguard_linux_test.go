@@ -126,11 +126,21 @@ func TestRestrictDropsOtherHosts(t *testing.T) {
 	}
 	v4, v6 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")
 
-	// Control: without the filter both foreign sources get in.
+	// Control: without the filter both foreign sources get in. On a
+	// loaded machine the first dial from the just-added IPv6 address has
+	// been seen to time out (once in 15 CI runs, beside four other jobs),
+	// so the control tries up to five times; the restricted dials below
+	// must still time out on their one try.
 	_, open := wildcard(t)
 	for _, src := range []netip.Addr{v4, v6} {
-		if err := dial(src, netip.AddrPortFrom(src, open.Addr.Port())); err != nil {
-			t.Fatalf("control, unrestricted, from %s: %v", src, err)
+		var err error
+		for try := 0; try < 5; try++ {
+			if err = dial(src, netip.AddrPortFrom(src, open.Addr.Port())); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("control, unrestricted, from %s, five tries: %v", src, err)
 		}
 	}
 
