@@ -63,7 +63,8 @@ func (n *bilstmNet) apply() { n.opt.Step(n.params) }
 
 // TrainBiLSTM fine-tunes the encoder of the coherence model m, in place, on
 // pairs with cfg's objective, epochs, batch size, learning rate and seed
-// (cfg.Model and the initial table are not used: the start is m), and
+// (cfg.Model and the initial table are not used: the start is m; an
+// anchor is refused), and
 // returns it with its learning curve, as Train does for the averaged
 // encoder.
 func TrainBiLSTM(m *disc.Model, cfg TrainConfig, pairs, dev []Pair) (*BiLSTM, Curve, error) {
@@ -72,6 +73,9 @@ func TrainBiLSTM(m *disc.Model, cfg TrainConfig, pairs, dev []Pair) (*BiLSTM, Cu
 	}
 	if err := cfg.validateRun(); err != nil {
 		return nil, Curve{}, err
+	}
+	if cfg.Anchor > 0 {
+		return nil, Curve{}, errors.New("surrogate: the anchor holds the averaged encoder's table; the BiLSTM has none")
 	}
 	if err := checkData(pairs, dev, m.Cfg.Vocab); err != nil {
 		return nil, Curve{}, err

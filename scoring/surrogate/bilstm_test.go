@@ -3,6 +3,7 @@ package surrogate
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/scoring/disc"
@@ -85,6 +86,11 @@ func TestTrainBiLSTM(t *testing.T) {
 	}
 	if _, _, err := TrainBiLSTM(nil, cfg, train, dev); err == nil {
 		t.Error("no model: no error")
+	}
+	anchored := cfg
+	anchored.Anchor = 1
+	if _, _, err := TrainBiLSTM(testDisc(t, synthVocab, 4, 4, 1), anchored, train, nil); err == nil || !strings.Contains(err.Error(), "anchor") {
+		t.Errorf("an anchor: %v, want it refused", err)
 	}
 	bad := slices.Clone(train)
 	bad[0].A = []int{synthVocab}

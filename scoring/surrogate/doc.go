@@ -48,6 +48,9 @@
 // and its learning curve (training loss, and the Spearman and Pearson
 // correlations of cosine with label on dev pairs, per epoch). Training is
 // deterministic: the same config, seed and data give identical weights.
+// TrainConfig.Anchor holds the averaged encoder's table near its start
+// (L2-SP), so that many pairs do not carry the words they hold away from
+// the geometry the rest of the vocabulary keeps.
 // Save and Load store a model as safetensors weights plus a JSON config
 // (package bundle), refusing corrupt or mismatched files.
 //
