@@ -86,19 +86,23 @@ func weightedMean(x, w []float32) float64 {
 // wordTable returns the unit word vectors of the vocabulary's words (the
 // normalised sums of the two tables' rows), built on first use.
 func (m *Model) wordTable() []float32 {
-	m.wordOnce.Do(func() {
-		d := m.Cfg.Dim
-		n := len(m.Vocab.Words)
-		t := make([]float32, n*d)
-		for i := range t {
-			t[i] = m.Sent[i] + m.Ctx[i]
-		}
-		for r := range n {
-			Normalize(t[r*d : r*d+d])
-		}
-		m.words = t
-	})
+	m.wordOnce.Do(func() { m.words = m.unitSums(len(m.Vocab.Words)) })
 	return m.words
+}
+
+// unitSums returns a new table of the first rows rows of the sentence and
+// context tables added, each row scaled to unit length (a zero row stays
+// zero).
+func (m *Model) unitSums(rows int) []float32 {
+	d := m.Cfg.Dim
+	t := make([]float32, rows*d)
+	for i := range t {
+		t[i] = m.Sent[i] + m.Ctx[i]
+	}
+	for r := range rows {
+		Normalize(t[r*d : r*d+d])
+	}
+	return t
 }
 
 // wordState is the lazily built word table; a Model's zero value works.

@@ -147,15 +147,7 @@ func (m *Model) Vocabulary() *Vocab { return m.Vocab }
 // cosine is the soft cosine of the two sentences' words, with unclipped
 // word similarities.
 func (m *Model) WordEmbeddings() (table []float32, dim int) {
-	d := m.Cfg.Dim
-	t := make([]float32, len(m.Sent))
-	for i := range t {
-		t[i] = m.Sent[i] + m.Ctx[i]
-	}
-	for r := 0; r+d <= len(t); r += d {
-		Normalize(t[r : r+d])
-	}
-	return t, d
+	return m.unitSums(len(m.Sent) / m.Cfg.Dim), m.Cfg.Dim
 }
 
 // VocabWords is the number of words in the model's vocabulary, besides

@@ -126,7 +126,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Embed, "embed", "", "With --load: a text file, one sentence per line; writes <output>/embeddings.parquet (line, sentence, embedding).")
 	fs.StringVar(&c.Score, "score", "", "With --load: a TSV of sentence pairs (columns s1 and s2 under a header, as STS files, else the first two); writes <output>/scores.tsv (score, s1, s2).")
 	fs.StringVar(&c.Encoder, "encoder", "mean", "Encoder: mean (averaged token embeddings) or bilstm (the coherence model's BiLSTM encoder, fine-tuned; slower).")
-	fs.StringVar(&c.Init, "init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings) ctx (the contrastive model's sentence-encoder embeddings) or ctx_words (its word vectors as the alignment compares them: the unit sums of its sentence and context tables' rows), at their width.")
+	fs.StringVar(&c.Init, "init", "random", "Initial token embeddings: random (N(0, 0.1²) at --dim), coherence (the coherence model's subword embeddings), ctx (the contrastive model's sentence-encoder embeddings) or ctx_words (its word vectors as the alignment compares them: the unit sums of its sentence and context tables' rows), at their width.")
 	fs.StringVar(&c.Tokens, "tokens", "auto", "Tokens of the mean encoder: subword (the model directory's tokenizer), ctx (the contrastive model's words or stems, the mean weighted by their IDF), or auto (ctx when the directory has a contrastive model).")
 }
 
