@@ -115,7 +115,11 @@ func TestHarvestStoredVectors(t *testing.T) {
 	if strings.Count(stdout, "evaluate: sentence vectors loaded from "+corpusOut+"/vectors/") != 2 || !strings.Contains(stdout, "are in memory maps under") {
 		t.Fatalf("evaluate --map_corpus did not load both tables into memory maps:\n%s", stdout)
 	}
-	if mappedTSV, _ := os.ReadFile(filepath.Join(tmp, "eval-mapped", "pairs.tsv")); !bytes.Equal(computedTSV, mappedTSV) {
+	mappedTSV, err := os.ReadFile(filepath.Join(tmp, "eval-mapped", "pairs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(computedTSV, mappedTSV) {
 		t.Fatalf("evaluate's predictions with a mapped corpus differ:\n%s\nwithout:\n%s", mappedTSV, computedTSV)
 	}
 	encoded := func(out string) int64 {
