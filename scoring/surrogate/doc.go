@@ -19,11 +19,15 @@
 //
 // # Objectives
 //
-// Four objectives map a batch of pair embeddings (e1, e2) with labels y to
+// Five objectives map a batch of pair embeddings (e1, e2) with labels y to
 // a loss and its gradient with respect to the embeddings:
 //
 //   - "l2", the paper's objective: the mean over pairs of
 //     (cos(e1, e2) − y)².
+//   - "pearson": one minus the Pearson correlation, over the batch, of the
+//     pairs' cosines with their labels; it learns the labels up to an
+//     increasing affine map, so the cosines need not take the labels'
+//     values.
 //   - "rank", a pairwise ranking loss in the style of CoSENT:
 //     log(1 + Σ e^{s(c_j − c_i)}) over the couples of pairs of the batch
 //     with y_i > y_j, c the pairs' cosines; it learns the labels' order

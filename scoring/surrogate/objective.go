@@ -15,13 +15,14 @@ const (
 	ObjectiveContrastive = "contrastive"
 	ObjectiveMultiSim    = "multisim"
 	ObjectiveRank        = "rank"
+	ObjectivePearson     = "pearson"
 )
 
 // ObjectiveConfig selects and parameterises a training objective. Start
 // from DefaultObjective: zero is a meaningful value for several fields.
 type ObjectiveConfig struct {
-	// Name is ObjectiveL2, ObjectiveContrastive, ObjectiveMultiSim or
-	// ObjectiveRank.
+	// Name is ObjectiveL2, ObjectivePearson, ObjectiveContrastive,
+	// ObjectiveMultiSim or ObjectiveRank.
 	Name string `json:"name"`
 
 	// Threshold splits labels into positives (label >= Threshold) and
@@ -51,8 +52,8 @@ type ObjectiveConfig struct {
 }
 
 // HasPositives reports whether the objective splits its pairs into
-// positives and negatives by a threshold (contrastive and multisim); l2
-// and rank use the labels themselves.
+// positives and negatives by a threshold (contrastive and multisim); l2,
+// pearson and rank use the labels themselves.
 func (c ObjectiveConfig) HasPositives() bool {
 	return c.Name == ObjectiveContrastive || c.Name == ObjectiveMultiSim
 }
@@ -79,7 +80,7 @@ func (c ObjectiveConfig) Validate() error {
 		return fmt.Errorf("surrogate: objective %q: %s", c.Name, fmt.Sprintf(format, args...))
 	}
 	switch c.Name {
-	case ObjectiveL2:
+	case ObjectiveL2, ObjectivePearson:
 		return nil
 	case ObjectiveRank:
 		if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
@@ -101,8 +102,8 @@ func (c ObjectiveConfig) Validate() error {
 			return bad("in_batch_weight %v must be non-negative", c.InBatchWeight)
 		}
 	default:
-		return fmt.Errorf("surrogate: unknown objective %q (want %q, %q, %q or %q)", c.Name,
-			ObjectiveL2, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim)
+		return fmt.Errorf("surrogate: unknown objective %q (want %q, %q, %q, %q or %q)", c.Name,
+			ObjectiveL2, ObjectivePearson, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim)
 	}
 	if !(c.Threshold >= -1 && c.Threshold <= 1) {
 		return bad("threshold %v outside [-1, 1]", c.Threshold)
@@ -133,6 +134,8 @@ func NewObjective(c ObjectiveConfig) (Objective, error) {
 	switch c.Name {
 	case ObjectiveL2:
 		return &l2Objective{}, nil
+	case ObjectivePearson:
+		return &pearsonObjective{}, nil
 	case ObjectiveRank:
 		return &rankObjective{scale: c.Scale}, nil
 	case ObjectiveContrastive:
@@ -259,6 +262,65 @@ func (o *l2Objective) Loss(a, b []float32, labels []float32, dim int, da, db []f
 		p.pairGrads(o.dc, da, db)
 	}
 	return loss / float64(n)
+}
+
+// pearsonObjective is one minus the Pearson correlation, over the batch,
+// between the pairs' cosines and their labels:
+//
+//	L = 1 − Σ (c_i − c̄)(y_i − ȳ) / (‖c − c̄‖ ‖y − ȳ‖).
+//
+// Unlike l2 it does not ask the cosines to take the labels' values, only
+// to follow them linearly: a labeler whose labels sit higher or spread
+// wider than the student's cosines (an alignment's best matches are never
+// far below 0.3) does not pull every sentence vector towards a common
+// direction to close the gap. A batch whose labels or cosines do not vary
+// has no correlation: its loss is 0, with no gradient.
+type pearsonObjective struct {
+	p     pairBatch
+	c, dc []float64
+}
+
+func (o *pearsonObjective) Loss(a, b []float32, labels []float32, dim int, da, db []float32) float64 {
+	n := len(labels)
+	if n == 0 {
+		return 0
+	}
+	p := &o.p
+	p.load(a, b, n, dim)
+	o.c, o.dc = grow(o.c, n), grow(o.dc, n)
+	var cm, ym float64
+	for i := range n {
+		o.c[i] = p.pairCosine(i)
+		cm += o.c[i]
+		ym += float64(labels[i])
+	}
+	cm /= float64(n)
+	ym /= float64(n)
+	var sxy, sxx, syy float64
+	for i := range n {
+		x, y := o.c[i]-cm, float64(labels[i])-ym
+		sxy += x * y
+		sxx += x * x
+		syy += y * y
+	}
+	if !(sxx > 1e-24) || !(syy > 1e-24) {
+		if da != nil && db != nil {
+			clear(da[:n*dim])
+			clear(db[:n*dim])
+		}
+		return 0
+	}
+	nx, ny := math.Sqrt(sxx), math.Sqrt(syy)
+	r := sxy / (nx * ny)
+	if da != nil && db != nil {
+		// ∂r/∂c_i = (y_i − ȳ)/(‖x‖‖y‖) − r (c_i − c̄)/‖x‖²; the means'
+		// own derivatives sum to zero against centred vectors.
+		for i := range n {
+			o.dc[i] = -((float64(labels[i])-ym)/(nx*ny) - r*(o.c[i]-cm)/sxx)
+		}
+		p.pairGrads(o.dc, da, db)
+	}
+	return 1 - r
 }
 
 // pairCosine returns the cosine of pair i, Â_i·B̂_i.

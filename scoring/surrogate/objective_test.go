@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
 // checkGrads compares the analytic gradient grad of loss with respect to
@@ -85,6 +87,7 @@ func objectiveCases() map[string]ObjectiveConfig {
 	ms.Beta, ms.Lambda = 10, 0.2
 	return map[string]ObjectiveConfig{
 		"l2":                    DefaultObjective(ObjectiveL2),
+		"pearson":               DefaultObjective(ObjectivePearson),
 		"rank":                  DefaultObjective(ObjectiveRank),
 		"rank/scale1":           {Name: ObjectiveRank, Scale: 1},
 		"contrastive":           DefaultObjective(ObjectiveContrastive),
@@ -153,6 +156,12 @@ func referenceLoss(oc ObjectiveConfig, a, b, labels []float32, dim int) float64 
 			s += r * r
 		}
 		return s / float64(n)
+	case ObjectivePearson:
+		c, y := make([]float64, n), make([]float64, n)
+		for i := range n {
+			c[i], y[i] = cos(i, i), float64(labels[i])
+		}
+		return 1 - stats.Pearson(c, y)
 	case ObjectiveRank:
 		sum := 1.0
 		for i := range n {
@@ -252,6 +261,40 @@ func TestObjectiveEdgeCases(t *testing.T) {
 	}
 }
 
+// TestPearsonIgnoresLabelScale: the pearson loss is the same for labels
+// under any increasing affine map, its gradient too, and a batch of equal
+// labels gives it nothing to learn.
+func TestPearsonIgnoresLabelScale(t *testing.T) {
+	const n, dim = 9, 5
+	obj, err := NewObjective(DefaultObjective(ObjectivePearson))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, labels := testBatch(3, n, dim)
+	da, db := make([]float32, n*dim), make([]float32, n*dim)
+	l := obj.Loss(a, b, labels, dim, da, db)
+	if !(l > 0 && l < 2) {
+		t.Fatalf("loss %v outside (0, 2)", l)
+	}
+	moved := make([]float32, n)
+	for i, y := range labels {
+		moved[i] = 0.25*y + 0.6
+	}
+	da2, db2 := make([]float32, n*dim), make([]float32, n*dim)
+	if l2 := obj.Loss(a, b, moved, dim, da2, db2); math.Abs(l2-l) > 1e-6 {
+		t.Errorf("loss %v after an affine map of the labels, %v before", l2, l)
+	}
+	for i := range da {
+		if math.Abs(float64(da[i]-da2[i])) > 1e-4 || math.Abs(float64(db[i]-db2[i])) > 1e-4 {
+			t.Fatalf("gradient[%d] moved with the labels' scale: %v %v against %v %v", i, da2[i], db2[i], da[i], db[i])
+		}
+	}
+	flat := slices.Repeat([]float32{0.4}, n)
+	if l := obj.Loss(a, b, flat, dim, da, db); l != 0 || slices.ContainsFunc(append(da, db...), func(g float32) bool { return g != 0 }) {
+		t.Errorf("equal labels: loss %v, gradients not all zero", l)
+	}
+}
+
 // TestRankUsesOrderOnly: the rank loss depends on the labels' order, not
 // their values, and equal labels give it nothing to learn.
 func TestRankUsesOrderOnly(t *testing.T) {
@@ -297,7 +340,7 @@ func TestObjectiveValidate(t *testing.T) {
 			t.Errorf("NewObjective(%+v) succeeded", c)
 		}
 	}
-	for _, name := range []string{ObjectiveL2, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim} {
+	for _, name := range []string{ObjectiveL2, ObjectivePearson, ObjectiveRank, ObjectiveContrastive, ObjectiveMultiSim} {
 		if _, err := NewObjective(DefaultObjective(name)); err != nil {
 			t.Errorf("default %s: %v", name, err)
 		}

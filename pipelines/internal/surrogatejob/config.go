@@ -103,7 +103,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Pairs, "pairs", "", "Harvested pairs table: comma-separated Parquet globs or directories, local or gs:// (required).")
 	fs.StringVar(&c.Model, "model", "", "The harvest's model directory, local or gs://, for its tokens (see --tokens; required).")
 	fs.StringVar(&c.Output, "output", "", "Directory for <objective>/ models and results.json, local or gs:// (required).")
-	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, rank, contrastive, multisim.")
+	fs.StringVar(&c.Objective, "objective", surrogate.ObjectiveL2, "Objective, or a comma-separated list trained side by side: l2, pearson, rank, contrastive, multisim.")
 	fs.IntVar(&c.Dim, "dim", 300, "Width of the token and sentence embeddings.")
 	fs.IntVar(&c.Epochs, "epochs", 5, "Passes over the training pairs.")
 	fs.IntVar(&c.BatchSize, "batch_size", 128, "Pairs per minibatch (contrastive and multisim draw their negatives from the batch).")
