@@ -94,6 +94,35 @@ func TestWarnEmptyStrataWholeCorpus(t *testing.T) {
 	}
 }
 
+func TestWarnFewPairsPerSet(t *testing.T) {
+	lexical := harvestSettings(t, "default", 0.01)
+	lexical.Method.Labeler = method.LabelerLexical
+	for _, tc := range []struct {
+		name          string
+		h             settings.Harvest
+		labeled, sets int64
+		want          string
+	}{
+		{"three pairs a set", harvestSettings(t, "default", 0.01), 30, 10, "3.0 pairs per context set"},
+		{"179 pairs a set", harvestSettings(t, "default", 0.01), 1790, 10, ""},
+		{"just under the bar", harvestSettings(t, "default", 0.01), 199, 10, "19.9 pairs per context set"},
+		{"a small preset", harvestSettings(t, "small", 0.01), 30, 10, ""},
+		{"no context sets (lexical)", lexical, 30, 0, ""},
+		{"nothing labeled", harvestSettings(t, "default", 0.01), 0, 10, ""},
+	} {
+		var b bytes.Buffer
+		WarnFewPairsPerSet(&b, harvest.Summary{Labeled: tc.labeled, ContextSets: tc.sets, CPUSecondsPerPair: 0.04}, tc.h)
+		out := b.String()
+		if tc.want == "" && out != "" || tc.want != "" && !strings.Contains(out, tc.want) {
+			t.Errorf("%s: note %q, want %q", tc.name, out, tc.want)
+		}
+		if out != "" && (!strings.HasPrefix(out, "note: harvest: ") || !strings.Contains(out, "--pair_quota (now near:1,mid:1,far:1,random:1)") ||
+			!strings.Contains(out, "0.04 CPU seconds per pair")) {
+			t.Errorf("%s: note %q", tc.name, out)
+		}
+	}
+}
+
 func TestSentenceCount(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "sentences")
