@@ -270,10 +270,12 @@ func (o *l2Objective) Loss(a, b []float32, labels []float32, dim int, da, db []f
 //	L = 1 − Σ (c_i − c̄)(y_i − ȳ) / (‖c − c̄‖ ‖y − ȳ‖).
 //
 // Unlike l2 it does not ask the cosines to take the labels' values, only
-// to follow them linearly: a labeler whose labels sit higher or spread
-// wider than the student's cosines (an alignment's best matches are never
-// far below 0.3) does not pull every sentence vector towards a common
-// direction to close the gap. A batch whose labels or cosines do not vary
+// to follow them linearly, so labels that sit higher or spread narrower
+// than the student's cosines do not pull every sentence vector towards a
+// common direction to close the gap. (On the default labels of the
+// 91M-word model the alignment part averages 0.19 on random pairs, with
+// a standard deviation of 0.055, where the contrastive model's cosine
+// averages 0.05 with 0.12.) A batch whose labels or cosines do not vary
 // has no correlation: its loss is 0, with no gradient.
 type pearsonObjective struct {
 	p     pairBatch
