@@ -67,6 +67,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"origin without sts", func(c *Config) { c.Origin = "e" }, "--origin needs --sts"},
 		{"unknown init", func(c *Config) { c.Init = "zeros" }, `--init "zeros"`},
 		{"unknown encoder", func(c *Config) { c.Encoder = "lstm" }, `--encoder "lstm"`},
+		{"unknown label", func(c *Config) { c.Label = "cosine" }, `unknown column "cosine"`},
+		{"label weight zero", func(c *Config) { c.Label = "align:0,embed:1" }, "the weight of align must be a positive number"},
 		{"negative anchor", func(c *Config) { c.Anchor = -0.5 }, "--anchor -0.5"},
 		{"bilstm with anchor", func(c *Config) { c.Encoder, c.Anchor = "bilstm", 1 }, "--anchor holds the mean encoder's table"},
 		{"bilstm with dim", func(c *Config) { c.Encoder, c.DimGiven = "bilstm", true }, "--dim and --init do not apply"},

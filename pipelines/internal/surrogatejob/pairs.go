@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,23 +162,71 @@ var labelColumns = map[string]func(r *schemas.LabeledPair) float32{
 	"lexical": func(r *schemas.LabeledPair) float32 { return r.LabelLexical },
 }
 
-// useLabel puts the column name (a key of labelColumns) in the Label of
-// every row. A part the harvest did not record reads 0 in every row: that
-// is an error, not a target.
-func useLabel(name string, sets ...[]schemas.LabeledPair) error {
-	if name == "label" {
+// labelTerm is one column of --label and its weight.
+type labelTerm struct {
+	name   string
+	weight float64
+}
+
+// parseLabel reads --label: one column (a key of labelColumns), or a
+// weighted mix of the parts, "align:3,embed:1", whose target is the
+// weighted mean of the columns.
+func parseLabel(spec string) ([]labelTerm, error) {
+	var terms []labelTerm
+	seen := map[string]bool{}
+	for _, f := range strings.Split(spec, ",") {
+		name, w, weighted := strings.Cut(strings.TrimSpace(f), ":")
+		if _, ok := labelColumns[name]; !ok {
+			return nil, fmt.Errorf("--label %q: unknown column %q (want label, align, embed, context or lexical, or a mix such as align:3,embed:1)", spec, name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("--label %q: %s named twice", spec, name)
+		}
+		seen[name] = true
+		weight := 1.0
+		if weighted {
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("--label %q: the weight of %s must be a positive number, not %q", spec, name, w)
+			}
+			weight = v
+		}
+		terms = append(terms, labelTerm{name, weight})
+	}
+	return terms, nil
+}
+
+// useLabel puts the target --label names in the Label of every row: one
+// column, or the weighted mean of several. A part the harvest did not
+// record reads 0 in every row: that is an error, not a target.
+func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
+	terms, err := parseLabel(spec)
+	if err != nil {
+		return err
+	}
+	if len(terms) == 1 && terms[0].name == "label" {
 		return nil
 	}
-	col := labelColumns[name]
-	recorded := false
+	var total float64
+	for _, t := range terms {
+		total += t.weight
+	}
+	recorded := make([]bool, len(terms))
 	for _, rows := range sets {
 		for i := range rows {
-			rows[i].Label = col(&rows[i])
-			recorded = recorded || rows[i].Label != 0
+			var y float64
+			for k, t := range terms {
+				v := labelColumns[t.name](&rows[i])
+				recorded[k] = recorded[k] || v != 0
+				y += t.weight * float64(v)
+			}
+			rows[i].Label = float32(y / total)
 		}
 	}
-	if !recorded {
-		return fmt.Errorf("--label=%s: the pairs hold no %s part (every value 0): their labeler did not record it", name, name)
+	for k, t := range terms {
+		if !recorded[k] {
+			return fmt.Errorf("--label=%s: the pairs hold no %s part (every value 0): their labeler did not record it", spec, t.name)
+		}
 	}
 	return nil
 }

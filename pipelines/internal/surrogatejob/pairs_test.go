@@ -1,6 +1,7 @@
 package surrogatejob
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,47 @@ func TestUseLabel(t *testing.T) {
 	}
 	if err := useLabel("context", rows, dev); err == nil || !strings.Contains(err.Error(), "no context part") {
 		t.Errorf("--label=context with no context part recorded: %v", err)
+	}
+	// A weighted mix is the weighted mean of its columns.
+	rows = []schemas.LabeledPair{{Label: 0.5, LabelAlign: 0.7, LabelEmbed: 0.3}, {Label: 0.1, LabelAlign: -0.2, LabelEmbed: 0.6}}
+	dev = []schemas.LabeledPair{{Label: 0.9, LabelAlign: 0.8, LabelEmbed: 0.4}}
+	if err := useLabel("align:3, embed", rows, dev); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{(3*0.7 + 0.3) / 4, (3*-0.2 + 0.6) / 4, (3*0.8 + 0.4) / 4} {
+		got := rows[min(i, 1)].Label
+		if i == 2 {
+			got = dev[0].Label
+		}
+		if math.Abs(float64(got)-want) > 1e-6 {
+			t.Errorf("--label=align:3,embed: row %d's target %v, want %v", i, got, want)
+		}
+	}
+	if err := useLabel("align:1,context:2", rows, dev); err == nil || !strings.Contains(err.Error(), "no context part") {
+		t.Errorf("a mix with a part not recorded: %v", err)
+	}
+}
+
+func TestParseLabel(t *testing.T) {
+	terms, err := parseLabel("align:0.75,embed:0.25")
+	if err != nil || len(terms) != 2 || terms[0] != (labelTerm{"align", 0.75}) || terms[1] != (labelTerm{"embed", 0.25}) {
+		t.Fatalf("parseLabel: %v %v", terms, err)
+	}
+	if terms, err := parseLabel("label"); err != nil || len(terms) != 1 || terms[0] != (labelTerm{"label", 1}) {
+		t.Errorf("parseLabel(label): %v %v", terms, err)
+	}
+	for bad, want := range map[string]string{
+		"cosine":             "unknown column",
+		"align:2,align:1":    "named twice",
+		"align:0,embed:1":    "positive number",
+		"align:-1":           "positive number",
+		"align:x":            "positive number",
+		"align:+Inf,embed:1": "positive number",
+		"align,":             "unknown column",
+	} {
+		if _, err := parseLabel(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseLabel(%q): %v, want an error with %q", bad, err, want)
+		}
 	}
 }
 

@@ -126,8 +126,8 @@ func newJob(c Config) (*job, error) {
 	if len(j.trainSplits) == 0 {
 		return nil, errors.New("--split: name at least one split to train on")
 	}
-	if _, ok := labelColumns[c.Label]; !ok {
-		return nil, fmt.Errorf("--label %q: want label, align, embed, context or lexical", c.Label)
+	if _, err := parseLabel(c.Label); err != nil {
+		return nil, err
 	}
 	for _, s := range jobrun.SplitList(c.Strata) {
 		if !slices.Contains(report.Strata, s) {
