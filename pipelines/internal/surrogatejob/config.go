@@ -112,7 +112,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")
 	fs.StringVar(&c.Split, "split", "train", "Comma-separated splits of the pairs table to train on.")
 	fs.StringVar(&c.DevSplit, "dev_split", "dev", "Split whose pairs give the learning curve (empty: none).")
-	fs.StringVar(&c.Label, "label", "label", "Column the encoders learn: label (the harvest's labels), or one of the parts it records: align, embed, context, lexical; or a weighted mean of several, as align:3,embed:1.")
+	fs.StringVar(&c.Label, "label", "label", "Column the encoders learn: label (the harvest's labels), or one of the parts it records: align, embed, context, lexical; or a weighted mean of several, as align:3,embed:1 (a negative weight moves the target away from that part; the weights must add up to a positive number).")
 	fs.StringVar(&c.Strata, "strata", "", "Comma-separated strata to train and follow the curve on (near, mid, far, random: how the harvest sampled each pair); empty: all.")
 	fs.StringVar(&c.MaxPairs, "max_pairs", "0", "Train on the first N training pairs in pair-ID order (0: all); a comma-separated list of sizes trains every objective at each, for a learning curve.")
 	fs.Float64Var(&c.Threshold, "threshold", 0, "contrastive and multisim: pairs labelled at least this are positives (default: the label above which --positives of the training pairs lie).")

@@ -68,7 +68,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"unknown init", func(c *Config) { c.Init = "zeros" }, `--init "zeros"`},
 		{"unknown encoder", func(c *Config) { c.Encoder = "lstm" }, `--encoder "lstm"`},
 		{"unknown label", func(c *Config) { c.Label = "cosine" }, `unknown column "cosine"`},
-		{"label weight zero", func(c *Config) { c.Label = "align:0,embed:1" }, "the weight of align must be a positive number"},
+		{"label weight zero", func(c *Config) { c.Label = "align:0,embed:1" }, "the weight of align must be a nonzero number"},
 		{"negative anchor", func(c *Config) { c.Anchor = -0.5 }, "--anchor -0.5"},
 		{"bilstm with anchor", func(c *Config) { c.Encoder, c.Anchor = "bilstm", 1 }, "--anchor holds the mean encoder's table"},
 		{"bilstm with dim", func(c *Config) { c.Encoder, c.DimGiven = "bilstm", true }, "--dim and --init do not apply"},

@@ -170,9 +170,12 @@ type labelTerm struct {
 
 // parseLabel reads --label: one column (a key of labelColumns), or a
 // weighted mix of the parts, "align:3,embed:1", whose target is the
-// weighted mean of the columns.
+// weighted mean of the columns. A weight may be negative, which moves the
+// target away from that part ("align:1.25,embed:-0.25"), as long as the
+// weights add up to a positive number.
 func parseLabel(spec string) ([]labelTerm, error) {
 	var terms []labelTerm
+	var total float64
 	seen := map[string]bool{}
 	for _, f := range strings.Split(spec, ",") {
 		name, w, weighted := strings.Cut(strings.TrimSpace(f), ":")
@@ -186,12 +189,16 @@ func parseLabel(spec string) ([]labelTerm, error) {
 		weight := 1.0
 		if weighted {
 			v, err := strconv.ParseFloat(w, 64)
-			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("--label %q: the weight of %s must be a positive number, not %q", spec, name, w)
+			if err != nil || v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("--label %q: the weight of %s must be a nonzero number, not %q", spec, name, w)
 			}
 			weight = v
 		}
 		terms = append(terms, labelTerm{name, weight})
+		total += weight
+	}
+	if !(total > 0) {
+		return nil, fmt.Errorf("--label %q: the weights must add up to a positive number, not %g", spec, total)
 	}
 	return terms, nil
 }

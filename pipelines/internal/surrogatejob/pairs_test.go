@@ -109,16 +109,21 @@ func TestParseLabel(t *testing.T) {
 	if err != nil || len(terms) != 2 || terms[0] != (labelTerm{"align", 0.75}) || terms[1] != (labelTerm{"embed", 0.25}) {
 		t.Fatalf("parseLabel: %v %v", terms, err)
 	}
+	if terms, err := parseLabel("align:1.25,embed:-0.25"); err != nil || len(terms) != 2 || terms[1] != (labelTerm{"embed", -0.25}) {
+		t.Errorf("parseLabel with a negative weight: %v %v", terms, err)
+	}
 	if terms, err := parseLabel("label"); err != nil || len(terms) != 1 || terms[0] != (labelTerm{"label", 1}) {
 		t.Errorf("parseLabel(label): %v %v", terms, err)
 	}
 	for bad, want := range map[string]string{
 		"cosine":             "unknown column",
 		"align:2,align:1":    "named twice",
-		"align:0,embed:1":    "positive number",
-		"align:-1":           "positive number",
-		"align:x":            "positive number",
-		"align:+Inf,embed:1": "positive number",
+		"align:0,embed:1":    "nonzero number",
+		"align:-1":           "add up to a positive number",
+		"align:1,embed:-1":   "add up to a positive number",
+		"align:x":            "nonzero number",
+		"align:NaN":          "nonzero number",
+		"align:+Inf,embed:1": "nonzero number",
 		"align,":             "unknown column",
 	} {
 		if _, err := parseLabel(bad); err == nil || !strings.Contains(err.Error(), want) {
