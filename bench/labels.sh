@@ -11,7 +11,8 @@
 # retrieved contexts, over random contexts, the hybrid labeler, and a
 # surrogate trained only on pairs harvested from CORPUS (with its learning
 # curve; the setting chosen on the train files on 2026-11-29: the labels'
-# alignment part, 6 epochs at lr 0.003, --anchor=1e-7). With PAPER=1 it also trains the paper's coherence and infilling
+# alignment part pushed a quarter away from the student's start,
+# --label=align:1.25,embed:-0.25, 6 epochs at lr 0.003, --anchor=1e-7). With PAPER=1 it also trains the paper's coherence and infilling
 # models (PAPER_STEPS steps each) and adds Origin with the paper's four terms
 # on PAPER_PAIRS pairs of each file.
 #
@@ -106,7 +107,7 @@ for sts in "$@"; do
   sur=$dir/surrogate-$s
   step "surrogate-$s" bin/surrogate --pairs="$pairs" --model="$dir/models" --output="$sur" \
     --sts="$sts" --chunks="$dir/corpus/chunks/*.parquet" --objective=l2 --init=ctx --max_pairs="$SIZES" \
-    --label=align --epochs=6 --lr=0.003 --anchor=0.0000001 --origin="$origins"
+    --label=align:1.25,embed:-0.25 --epochs=6 --lr=0.003 --anchor=0.0000001 --origin="$origins"
   step "surrogate-random-$s" bin/surrogate --pairs="$pairs" --model="$dir/models" \
     --output="$sur-random" --sts="$sts" --chunks="$dir/corpus/chunks/*.parquet" --objective=l2 --init=random \
     --max_pairs="$SIZES" --epochs=5 --lr=0.01
@@ -118,7 +119,7 @@ for sts in "$@"; do
       echo "paper's four terms (models trained $PAPER_STEPS steps), $PAPER_PAIRS pairs spread over the file:"
       sed -n '/^variant/,/^evaluate: done/p' "$dir/evaluate-paper-$s.log"
     fi
-    echo "surrogate (mean encoder from the contrastive model's table, l2 on the labels' alignment part, anchored):"
+    echo "surrogate (mean encoder from the contrastive model's table, l2 on the labels' alignment part pushed from the start, anchored):"
     sed -n '/^encoder/,$p' "$dir/surrogate-$s.log"
     echo "surrogate (mean encoder from random vectors, l2 on the harvested labels):"
     sed -n '/^encoder/,$p' "$dir/surrogate-random-$s.log"
