@@ -188,7 +188,7 @@ func parseLabel(spec string) ([]labelTerm, error) {
 		seen[name] = true
 		weight := 1.0
 		if weighted {
-			v, err := strconv.ParseFloat(w, 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
 			if err != nil || v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("--label %q: the weight of %s must be a nonzero number, not %q", spec, name, w)
 			}

@@ -87,7 +87,7 @@ func TestUseLabel(t *testing.T) {
 	// A weighted mix is the weighted mean of its columns.
 	rows = []schemas.LabeledPair{{Label: 0.5, LabelAlign: 0.7, LabelEmbed: 0.3}, {Label: 0.1, LabelAlign: -0.2, LabelEmbed: 0.6}}
 	dev = []schemas.LabeledPair{{Label: 0.9, LabelAlign: 0.8, LabelEmbed: 0.4}}
-	if err := useLabel("align:3, embed", rows, dev); err != nil {
+	if err := useLabel("align: 3, embed", rows, dev); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []float64{(3*0.7 + 0.3) / 4, (3*-0.2 + 0.6) / 4, (3*0.8 + 0.4) / 4} {
