@@ -172,7 +172,8 @@ type labelTerm struct {
 // weighted mix of the parts, "align:3,embed:1", whose target is the
 // weighted mean of the columns. A weight may be negative, which moves the
 // target away from that part ("align:1.25,embed:-0.25"), as long as the
-// weights add up to a positive number.
+// weights add up to a positive number. The weights returned are divided
+// by their sum, so the target is Σ weight·column.
 func parseLabel(spec string) ([]labelTerm, error) {
 	var terms []labelTerm
 	var total float64
@@ -200,6 +201,9 @@ func parseLabel(spec string) ([]labelTerm, error) {
 	if !(total > 0) {
 		return nil, fmt.Errorf("--label %q: the weights must add up to a positive number, not %g", spec, total)
 	}
+	for i := range terms {
+		terms[i].weight /= total
+	}
 	return terms, nil
 }
 
@@ -214,10 +218,6 @@ func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
 	if len(terms) == 1 && terms[0].name == "label" {
 		return nil
 	}
-	var total float64
-	for _, t := range terms {
-		total += t.weight
-	}
 	recorded := make([]bool, len(terms))
 	for _, rows := range sets {
 		for i := range rows {
@@ -227,7 +227,7 @@ func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
 				recorded[k] = recorded[k] || v != 0
 				y += t.weight * float64(v)
 			}
-			rows[i].Label = float32(y / total)
+			rows[i].Label = float32(y)
 		}
 	}
 	for k, t := range terms {
