@@ -65,7 +65,8 @@ type Model struct {
 	// Its gradient is kept sparse in a SparseGrad, so Emb.Grad is nil.
 	Emb *nn.Param
 	// Weights, with Cfg.Weighted, is the (vocab, 1) table of token
-	// weights, named "emb.token_weight"; it is not trained.
+	// weights, named "emb.token_weight"; it is trained only when
+	// TrainConfig.WeightLR is set.
 	Weights *nn.Param
 }
 
@@ -100,8 +101,8 @@ func newModel(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Params returns the model's parameters: the embedding table (the only
-// one trained) and, for a weighted model, the token weights.
+// Params returns the model's parameters: the embedding table and, for a
+// weighted model, the token weights.
 func (m *Model) Params() []*nn.Param {
 	if m.Weights != nil {
 		return []*nn.Param{m.Emb, m.Weights}
@@ -222,6 +223,53 @@ func (m *Model) Backward(sents [][]int, dE []float32, g *SparseGrad) {
 		}
 		for _, id := range s {
 			axpy(m.tokenWeight(id)/total, di, g.acc(id))
+		}
+	}
+}
+
+// BackwardLogWeights accumulates into g, a SparseGrad of width 1, the
+// gradient of a loss with respect to the logarithms of the token weights of
+// a weighted model, given the sentences, their embeddings E (EncodeBatch's
+// rows) and dE, the loss's gradient in them. For e = Σ w_t x_t / Σ w_t,
+// ∂e/∂(log w_t) = w_t (x_t − e) / Σ w, summed over the token's
+// occurrences. Tokens of weight zero receive nothing.
+func (m *Model) BackwardLogWeights(sents [][]int, E, dE []float32, g *SparseGrad) {
+	d := m.Cfg.Dim
+	if m.Weights == nil {
+		panic("surrogate: BackwardLogWeights on a model without token weights")
+	}
+	if len(dE) < len(sents)*d || len(E) < len(sents)*d {
+		panic(fmt.Sprintf("surrogate: BackwardLogWeights: %d embedding and %d gradient values for %d sentences of dim %d", len(E), len(dE), len(sents), d))
+	}
+	if g.dim != 1 || len(g.slot) != m.Cfg.Vocab {
+		panic(fmt.Sprintf("surrogate: BackwardLogWeights: SparseGrad for %d×%d, want %d×1", len(g.slot), g.dim, m.Cfg.Vocab))
+	}
+	w, table := m.Weights.Value.Data, m.Emb.Value.Data
+	for i, s := range sents {
+		var total float32
+		for _, id := range s {
+			total += w[id]
+		}
+		if total == 0 {
+			continue
+		}
+		e, de := E[i*d:(i+1)*d:(i+1)*d], dE[i*d:(i+1)*d:(i+1)*d]
+		// dE·(x_t − e) = dE·x_t − dE·e; the second term is the sentence's
+		// (zero for a loss of cosines alone, whose dE is orthogonal to e).
+		var dee float32
+		for k, v := range de {
+			dee += v * e[k]
+		}
+		for _, id := range s {
+			if w[id] == 0 {
+				continue
+			}
+			x := table[id*d : (id+1)*d : (id+1)*d]
+			var dex float32
+			for k, v := range de {
+				dex += v * x[k]
+			}
+			g.acc(id)[0] += w[id] * (dex - dee) / total
 		}
 	}
 }

@@ -237,6 +237,25 @@ func TestWeightedEncoder(t *testing.T) {
 		return s
 	}
 	checkGrads(t, "emb", loss, m.Emb.Value.Data, dense(g, vocab, dim), 1e-2, 1000)
+	// The same linear loss in the logarithms of the weights (a loss of
+	// cosines alone has dE ⊥ E, and would not check the mean's term).
+	gw := NewSparseGrad(vocab, 1)
+	m.BackwardLogWeights(sents, m.EncodeBatch(sents, nil), r, gw)
+	if gw.Row(0) != nil {
+		t.Fatal("a token of weight zero received a log-weight gradient")
+	}
+	lw := make([]float32, vocab-1)
+	for i := range lw {
+		lw[i] = float32(math.Log(float64(weights[i+1])))
+	}
+	wloss := func() float64 {
+		for i, x := range lw {
+			m.Weights.Value.Data[i+1] = float32(math.Exp(float64(x)))
+		}
+		return loss()
+	}
+	checkGrads(t, "log_weight", wloss, lw, dense(gw, vocab, 1)[1:], 1e-2, 1000)
+	copy(m.Weights.Value.Data, weights)
 	dir := t.TempDir()
 	if err := m.Save(dir, "tok", nil); err != nil {
 		t.Fatal(err)
@@ -250,5 +269,96 @@ func TestWeightedEncoder(t *testing.T) {
 	}
 	if _, err := (TrainConfig{Model: Config{Vocab: vocab, Dim: dim, InitStd: 0.5}, InitWeights: weights}).Initial(); err == nil {
 		t.Fatal("weights accepted for an unweighted model")
+	}
+}
+
+// TestLogWeightGradient checks the gradient in the logarithms of a weighted
+// model's token weights, through the encoder and each objective, against
+// finite differences, and that tokens of weight zero receive none.
+func TestLogWeightGradient(t *testing.T) {
+	const vocab, dim = 12, 5
+	batch := gradientBatch(rand.New(rand.NewPCG(9, 9)), 6, 0, vocab)
+	batch[2].A = append(batch[2].A, 0) // token 0 weighs zero
+	for name, oc := range objectiveCases() {
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Vocab: vocab, Dim: dim, InitStd: 0.5, Weighted: true}
+			weights := make([]float32, vocab)
+			for i := 1; i < vocab; i++ {
+				weights[i] = 0.5 + float32(i)/4
+			}
+			m, err := TrainConfig{Model: cfg, Seed: 3, InitWeights: weights}.Initial()
+			if err != nil {
+				t.Fatal(err)
+			}
+			net := newMeanNet(m, 0.01)
+			net.trainWeights(0.01)
+			tr, err := newTrainer(net, oc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.gradient(batch)
+			if net.wgrad.Row(0) != nil {
+				t.Fatal("a token of weight zero received a gradient")
+			}
+			lw := slices.Clone(net.logW.Value.Data[1:])
+			grad := dense(net.wgrad, vocab, 1)[1:]
+			obj, _ := NewObjective(oc)
+			loss := func() float64 {
+				for i, x := range lw {
+					m.Weights.Value.Data[i+1] = float32(math.Exp(float64(x)))
+				}
+				return batchLoss(obj, m, batch)
+			}
+			checkGrads(t, "log_weight", loss, lw, grad, 1e-2, 1000)
+		})
+	}
+}
+
+// TestTrainWeights checks that WeightLR moves the weights of the tokens the
+// pairs hold, keeps them positive, leaves zero weights and absent tokens
+// alone, and is refused for an unweighted model.
+func TestTrainWeights(t *testing.T) {
+	const vocab, dim = 10, 4
+	rng := rand.New(rand.NewPCG(4, 4))
+	var pairs []Pair
+	for range 64 {
+		p := Pair{Label: float32(rng.Float64())}
+		for range 3 {
+			p.A = append(p.A, rng.IntN(8)) // tokens 8 and 9 never appear
+			p.B = append(p.B, rng.IntN(8))
+		}
+		pairs = append(pairs, p)
+	}
+	weights := []float32{0, 1, 2, 3, 1, 2, 3, 1, 2, 3}
+	cfg := TrainConfig{Model: Config{Vocab: vocab, Dim: dim, InitStd: 0.5, Weighted: true}, Objective: DefaultObjective(ObjectiveL2),
+		Epochs: 3, BatchSize: 16, LR: 0.01, Seed: 1, InitWeights: weights, WeightLR: 0.05}
+	m, _, err := Train(cfg, pairs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Weights.Value.Data
+	if w[0] != 0 || w[8] != 2 || w[9] != 3 {
+		t.Errorf("weights that no gradient reaches moved: %v", w)
+	}
+	for id := 1; id < 8; id++ {
+		if w[id] == weights[id] || !(w[id] > 0) {
+			t.Errorf("token %d: weight %v (started at %v)", id, w[id], weights[id])
+		}
+	}
+	cfg.WeightLR = 0
+	fixed, _, err := Train(cfg, pairs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fixed.Weights.Value.Data, weights) {
+		t.Error("weights moved without WeightLR")
+	}
+	cfg.WeightLR, cfg.Model.Weighted, cfg.InitWeights = 0.05, false, nil
+	if _, _, err := Train(cfg, pairs, nil); err == nil || !strings.Contains(err.Error(), "weight_lr") {
+		t.Errorf("WeightLR on an unweighted model: %v", err)
+	}
+	cfg.Model.Weighted, cfg.WeightLR = true, math.Inf(1)
+	if _, _, err := Train(cfg, pairs, nil); err == nil {
+		t.Error("infinite WeightLR accepted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ctxsim/ctxsim/scoring/nn"
 	"github.com/ctxsim/ctxsim/scoring/stats"
 )
 
@@ -41,6 +42,11 @@ type TrainConfig struct {
 	// each row its batch touches, the gradient of Anchor/2·‖E − E₀‖² over
 	// those rows. The reported losses are the objective's alone.
 	Anchor float64 `json:"anchor,omitempty"`
+	// WeightLR, if positive, also trains a weighted model's token weights
+	// (Model.Cfg.Weighted): each weight w is learned as log w, by its own
+	// lazy Adam at this rate, so that it stays positive and moves by
+	// ratios. A weight of zero stays zero. 0 keeps the weights fixed.
+	WeightLR float64 `json:"weight_lr,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -61,6 +67,9 @@ func (c TrainConfig) Validate() error {
 	}
 	if err := c.checkInitTable(); err != nil {
 		return err
+	}
+	if c.WeightLR > 0 && !c.Model.Weighted {
+		return errors.New("surrogate: weight_lr trains token weights, and the model has none (Config.Weighted is false)")
 	}
 	return c.validateRun()
 }
@@ -110,6 +119,9 @@ func (c TrainConfig) validateRun() error {
 	}
 	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
 		return fmt.Errorf("surrogate: anchor %v must be zero or positive and finite", c.Anchor)
+	}
+	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
+		return fmt.Errorf("surrogate: weight_lr %v must be zero or positive and finite", c.WeightLR)
 	}
 	return nil
 }
@@ -215,6 +227,9 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if cfg.Anchor > 0 {
 		net.anchor, net.start = float32(cfg.Anchor), slices.Clone(m.Emb.Value.Data)
 	}
+	if cfg.WeightLR > 0 {
+		net.trainWeights(cfg.WeightLR)
+	}
 	curve, err := run(net, cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
@@ -294,6 +309,22 @@ type meanNet struct {
 	ea, eb []float32
 	anchor float32
 	start  []float32
+	// With trained token weights: their logarithms (the parameter the
+	// optimiser moves), its gradient and its optimiser.
+	logW  *nn.Param
+	wgrad *SparseGrad
+	wopt  *SparseAdam
+}
+
+// trainWeights makes n train the model's token weights at rate lr.
+func (n *meanNet) trainWeights(lr float64) {
+	w := n.Weights.Value.Data
+	lw := make([]float32, len(w))
+	for i, x := range w {
+		lw[i] = float32(math.Log(float64(x))) // -Inf for a zero weight, which is never moved
+	}
+	n.logW = &nn.Param{Name: "emb.log_token_weight", Value: nn.FromData(lw, len(lw), 1)}
+	n.wgrad, n.wopt = NewSparseGrad(len(w), 1), NewSparseAdam(lr)
 }
 
 func newMeanNet(m *Model, lr float64) *meanNet {
@@ -310,6 +341,11 @@ func (n *meanNet) backward(da, db []float32) {
 	n.grad.Reset()
 	n.Backward(n.sa, da, n.grad)
 	n.Backward(n.sb, db, n.grad)
+	if n.logW != nil {
+		n.wgrad.Reset()
+		n.BackwardLogWeights(n.sa, n.ea, da, n.wgrad)
+		n.BackwardLogWeights(n.sb, n.eb, db, n.wgrad)
+	}
 	if n.anchor > 0 {
 		d := n.Cfg.Dim
 		for _, id := range n.grad.Rows() {
@@ -321,7 +357,17 @@ func (n *meanNet) backward(da, db []float32) {
 	}
 }
 
-func (n *meanNet) apply() { n.opt.Step(n.Emb, n.grad) }
+func (n *meanNet) apply() {
+	n.opt.Step(n.Emb, n.grad)
+	if n.logW == nil {
+		return
+	}
+	n.wopt.Step(n.logW, n.wgrad)
+	w, lw := n.Weights.Value.Data, n.logW.Value.Data
+	for _, id := range n.wgrad.Rows() {
+		w[id] = float32(math.Exp(float64(lw[id])))
+	}
+}
 
 // trainer holds the objective and the reusable buffers of a training run.
 type trainer struct {

@@ -70,6 +70,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"unknown label", func(c *Config) { c.Label = "cosine" }, `unknown column "cosine"`},
 		{"label weight zero", func(c *Config) { c.Label = "align:0,embed:1" }, "the weight of align must be a nonzero number"},
 		{"negative anchor", func(c *Config) { c.Anchor = -0.5 }, "--anchor -0.5"},
+		{"negative weight_lr", func(c *Config) { c.WeightLR = -1 }, "--weight_lr -1"},
+		{"bilstm with weight_lr", func(c *Config) { c.Encoder, c.WeightLR = "bilstm", 0.01 }, "--weight_lr trains the mean encoder's word weights"},
 		{"bilstm with anchor", func(c *Config) { c.Encoder, c.Anchor = "bilstm", 1 }, "--anchor holds the mean encoder's table"},
 		{"bilstm with dim", func(c *Config) { c.Encoder, c.DimGiven = "bilstm", true }, "--dim and --init do not apply"},
 		{"no split", func(c *Config) { c.Split = "," }, "--split: name at least one split"},

@@ -116,6 +116,12 @@ func newJob(c Config) (*job, error) {
 	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
 		return nil, fmt.Errorf("--anchor %v: want 0 (off) or a positive number", c.Anchor)
 	}
+	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
+		return nil, fmt.Errorf("--weight_lr %v: want 0 (off) or a positive number", c.WeightLR)
+	}
+	if c.Encoder == "bilstm" && c.WeightLR > 0 {
+		return nil, errors.New("--weight_lr trains the mean encoder's word weights: it does not apply to --encoder=bilstm")
+	}
 	if c.Encoder == "bilstm" && c.Anchor > 0 {
 		return nil, errors.New("--anchor holds the mean encoder's table: it does not apply to --encoder=bilstm")
 	}
@@ -215,7 +221,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 		TrainPairsAvailable: available, MaxPairs: j.sizes, TrainSizes: j.plan, TrainPairs: len(j.trainPairs), DevPairs: len(j.devPairs),
 		Model: c.Model, ModelFingerprint: j.models.Fingerprint, TokenizerFingerprint: j.tok.Fingerprint(),
 		Vocab: j.tok.VocabSize(), Seconds: j.seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "seed": c.Seed,
+		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "weight_lr": c.WeightLR, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
 			"tokens": j.tokName, "label": c.Label, "strata": strata}}
 	labels := make([]float32, len(j.trainPairs))
@@ -238,6 +244,9 @@ func (j *job) initTables(context.Context) error {
 	j.modelCfg = surrogate.Config{Vocab: j.tok.VocabSize(), Dim: j.c.Dim, InitStd: surrogate.DefaultConfig(1).InitStd}
 	if cv, ok := j.tok.(*ctxVocab); ok {
 		j.modelCfg.Weighted, j.initWeights = true, cv.Weights()
+	}
+	if j.c.WeightLR > 0 && !j.modelCfg.Weighted {
+		return fmt.Errorf("--weight_lr learns the word weights of --tokens=ctx; --tokens=%s has none", j.tokName)
 	}
 	j.initSource = fmt.Sprintf("random N(0, %g²), seed %d", j.modelCfg.InitStd, j.c.Seed)
 	switch j.c.Init {
@@ -357,7 +366,7 @@ func (j *job) train(context.Context) error {
 func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrogate.Pair) (result, error) {
 	c := j.c
 	cfg := surrogate.TrainConfig{
-		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor,
+		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor, WeightLR: c.WeightLR,
 		InitTable: j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
 		Progress: func(e surrogate.EpochStats) {
 			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, c.Epochs, e.TrainLoss)

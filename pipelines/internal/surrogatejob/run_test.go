@@ -211,6 +211,34 @@ func TestRun(t *testing.T) {
 		t.Fatal("--init=ctx_words: no unit rows")
 	}
 
+	// --weight_lr learns the word weights: the saved ones leave the IDF
+	// they start from (the l2 run above keeps them) and stay positive.
+	lw := c
+	lw.WeightLR, lw.Output, lw.STS = 0.05, filepath.Join(tmp, "weights"), ""
+	if err := Run(ctx, lw); err != nil {
+		t.Fatal(err)
+	}
+	fixed, _, err := surrogate.Load(filepath.Join(c.Output, "l2"), res.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learned, _, err := surrogate.Load(filepath.Join(lw.Output, "l2"), res.TokenizerFP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for id, x := range learned.Weights.Value.Data {
+		if f := fixed.Weights.Value.Data[id]; x != f {
+			moved++
+			if !(x > 0) || f == 0 {
+				t.Fatalf("--weight_lr: token %d weighs %v (IDF %v)", id, x, f)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("--weight_lr: no word weight moved")
+	}
+
 	// Apply mode: embed lines and score the STS pairs with the encoder.
 	sents := filepath.Join(tmp, "sents.txt")
 	if err := os.WriteFile(sents, []byte(toySentence(0, 1)+"\n\n"+toySentence(2, 3)+"\n"), 0o644); err != nil {
