@@ -362,3 +362,66 @@ func TestTrainWeights(t *testing.T) {
 		t.Error("infinite WeightLR accepted")
 	}
 }
+
+// TestInterpolate checks that Interpolate returns start + a·(trained −
+// start) for the table and the token weights, that its sentence vectors
+// are then the same mix of the start's and the trained model's (fixed
+// weights), and that values outside [0, 1] are refused.
+func TestInterpolate(t *testing.T) {
+	const vocab, dim = 10, 4
+	rng := rand.New(rand.NewPCG(7, 7))
+	var pairs, dev []Pair
+	for i := range 80 {
+		p := Pair{Label: float32(rng.Float64())}
+		for range 3 {
+			p.A = append(p.A, 1+rng.IntN(vocab-1))
+			p.B = append(p.B, 1+rng.IntN(vocab-1))
+		}
+		if i%4 == 0 {
+			dev = append(dev, p)
+		} else {
+			pairs = append(pairs, p)
+		}
+	}
+	weights := []float32{0, 1, 2, 3, 1, 2, 3, 1, 2, 3}
+	cfg := TrainConfig{Model: Config{Vocab: vocab, Dim: dim, InitStd: 0.5, Weighted: true}, Objective: DefaultObjective(ObjectiveL2),
+		Epochs: 2, BatchSize: 16, LR: 0.05, Seed: 1, InitWeights: weights}
+	start, err := cfg.Initial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained, full, err := Train(cfg, pairs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Interpolated != nil {
+		t.Error("an uninterpolated run reports interpolated dev metrics")
+	}
+	cfg.Interpolate = 0.25
+	mixed, curve, err := Train(cfg, pairs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range mixed.Emb.Value.Data {
+		want := start.Emb.Value.Data[i] + 0.25*(trained.Emb.Value.Data[i]-start.Emb.Value.Data[i])
+		if math.Abs(float64(v-want)) > 1e-6 {
+			t.Fatalf("table value %d: %v, want %v", i, v, want)
+		}
+	}
+	s := []int{1, 4, 4, 7}
+	e0, e1, em := start.Encode(s), trained.Encode(s), mixed.Encode(s)
+	for k := range em {
+		if want := e0[k] + 0.25*(e1[k]-e0[k]); math.Abs(float64(em[k]-want)) > 1e-6 {
+			t.Fatalf("sentence vector %d: %v, want %v", k, em[k], want)
+		}
+	}
+	if curve.Interpolated == nil || curve.Interpolated.Spearman == curve.Epochs[len(curve.Epochs)-1].Dev.Spearman && curve.Interpolated.Loss == curve.Epochs[len(curve.Epochs)-1].Dev.Loss {
+		t.Errorf("interpolated dev metrics %+v, last epoch's %+v", curve.Interpolated, curve.Epochs[len(curve.Epochs)-1].Dev)
+	}
+	for _, a := range []float64{-0.1, 1.5, math.NaN()} {
+		cfg.Interpolate = a
+		if _, _, err := Train(cfg, pairs, dev); err == nil || !strings.Contains(err.Error(), "interpolate") {
+			t.Errorf("interpolate %v: %v", a, err)
+		}
+	}
+}

@@ -47,6 +47,13 @@ type TrainConfig struct {
 	// lazy Adam at this rate, so that it stays positive and moves by
 	// ratios. A weight of zero stays zero. 0 keeps the weights fixed.
 	WeightLR float64 `json:"weight_lr,omitempty"`
+	// Interpolate, if in (0, 1), moves the trained mean encoder back
+	// towards its start in weight space (WiSE-FT, Wortsman et al., 2022):
+	// the returned table (and token weights) is start + Interpolate ·
+	// (trained − start). Since a sentence vector is linear in the table,
+	// that is, for fixed weights, the same interpolation of every sentence
+	// vector. 0 or 1 returns the trained model as it is.
+	Interpolate float64 `json:"interpolate,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -120,6 +127,9 @@ func (c TrainConfig) validateRun() error {
 	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
 		return fmt.Errorf("surrogate: anchor %v must be zero or positive and finite", c.Anchor)
 	}
+	if !(c.Interpolate >= 0 && c.Interpolate <= 1) {
+		return fmt.Errorf("surrogate: interpolate %v must lie in [0, 1]", c.Interpolate)
+	}
 	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
 		return fmt.Errorf("surrogate: weight_lr %v must be zero or positive and finite", c.WeightLR)
 	}
@@ -154,6 +164,9 @@ type Curve struct {
 	// pairs).
 	Init   *DevStats    `json:"init,omitempty"`
 	Epochs []EpochStats `json:"epochs"`
+	// Interpolated holds the dev metrics of the returned model when
+	// TrainConfig.Interpolate moved it back towards its start.
+	Interpolated *DevStats `json:"interpolated,omitempty"`
 }
 
 // ValidatePairs returns an error naming the first pair with an empty
@@ -230,11 +243,46 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if cfg.WeightLR > 0 {
 		net.trainWeights(cfg.WeightLR)
 	}
+	var start *Model
+	if a := cfg.Interpolate; a > 0 && a < 1 {
+		start = &Model{Cfg: m.Cfg, Emb: &nn.Param{Value: nn.FromData(slices.Clone(m.Emb.Value.Data), m.Cfg.Vocab, m.Cfg.Dim)}}
+		if m.Weights != nil {
+			start.Weights = &nn.Param{Value: nn.FromData(slices.Clone(m.Weights.Value.Data), m.Cfg.Vocab, 1)}
+		}
+	}
 	curve, err := run(net, cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
 	}
+	if start != nil {
+		interpolate(m, start, float32(cfg.Interpolate))
+		if len(dev) > 0 && len(curve.Epochs) > 0 {
+			curve.Interpolated = net.trainerDev(cfg, dev)
+		}
+	}
 	return m, curve, nil
+}
+
+// interpolate sets m's table and token weights to start + a·(m − start).
+func interpolate(m, start *Model, a float32) {
+	mix := func(x, x0 []float32) {
+		for i, v := range x {
+			x[i] = x0[i] + a*(v-x0[i])
+		}
+	}
+	mix(m.Emb.Value.Data, start.Emb.Value.Data)
+	if m.Weights != nil {
+		mix(m.Weights.Value.Data, start.Weights.Value.Data)
+	}
+}
+
+// trainerDev evaluates net on dev pairs as the learning curve does.
+func (n *meanNet) trainerDev(cfg TrainConfig, dev []Pair) *DevStats {
+	t, err := newTrainer(n, cfg.Objective)
+	if err != nil {
+		return nil // the objective was validated before training
+	}
+	return t.devStats(dev, cfg.BatchSize)
 }
 
 // run trains net on pairs as Train describes and returns the learning

@@ -34,6 +34,8 @@ type epochJSON struct {
 type curveJSON struct {
 	Init   *devJSON    `json:"init,omitempty"`
 	Epochs []epochJSON `json:"epochs"`
+	// Interpolated: the saved model's dev figures under --interpolate.
+	Interpolated *devJSON `json:"interpolated,omitempty"`
 }
 
 func devOf(d *surrogate.DevStats) *devJSON {
@@ -44,7 +46,7 @@ func devOf(d *surrogate.DevStats) *devJSON {
 }
 
 func curveOf(c surrogate.Curve) curveJSON {
-	out := curveJSON{Init: devOf(c.Init), Epochs: []epochJSON{}}
+	out := curveJSON{Init: devOf(c.Init), Epochs: []epochJSON{}, Interpolated: devOf(c.Interpolated)}
 	for _, e := range c.Epochs {
 		out.Epochs = append(out.Epochs, epochJSON{e.Epoch, num(e.TrainLoss), devOf(e.Dev), num(e.Seconds)})
 	}

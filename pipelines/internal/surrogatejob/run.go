@@ -119,6 +119,12 @@ func newJob(c Config) (*job, error) {
 	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
 		return nil, fmt.Errorf("--weight_lr %v: want 0 (off) or a positive number", c.WeightLR)
 	}
+	if !(c.Interpolate > 0 && c.Interpolate <= 1) {
+		return nil, fmt.Errorf("--interpolate %v: want a fraction in (0, 1] (1: the trained table)", c.Interpolate)
+	}
+	if c.Encoder == "bilstm" && c.Interpolate != 1 {
+		return nil, errors.New("--interpolate mixes the mean encoder's table with its start: it does not apply to --encoder=bilstm")
+	}
 	if c.Encoder == "bilstm" && c.WeightLR > 0 {
 		return nil, errors.New("--weight_lr trains the mean encoder's word weights: it does not apply to --encoder=bilstm")
 	}
@@ -221,7 +227,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 		TrainPairsAvailable: available, MaxPairs: j.sizes, TrainSizes: j.plan, TrainPairs: len(j.trainPairs), DevPairs: len(j.devPairs),
 		Model: c.Model, ModelFingerprint: j.models.Fingerprint, TokenizerFingerprint: j.tok.Fingerprint(),
 		Vocab: j.tok.VocabSize(), Seconds: j.seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "weight_lr": c.WeightLR, "seed": c.Seed,
+		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "weight_lr": c.WeightLR, "interpolate": c.Interpolate, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
 			"tokens": j.tokName, "label": c.Label, "strata": strata}}
 	labels := make([]float32, len(j.trainPairs))
@@ -367,6 +373,7 @@ func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrog
 	c := j.c
 	cfg := surrogate.TrainConfig{
 		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor, WeightLR: c.WeightLR,
+		Interpolate: c.Interpolate,
 		InitTable: j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
 		Progress: func(e surrogate.EpochStats) {
 			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, c.Epochs, e.TrainLoss)
@@ -402,6 +409,12 @@ func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrog
 		TrainPairs: len(pairs), TrainSeconds: num(took), Curve: &cj}
 	if n := len(cj.Epochs); n > 0 {
 		r.FinalTrainLoss, r.FinalDev = &cj.Epochs[n-1].TrainLoss, cj.Epochs[n-1].Dev
+	}
+	if cj.Interpolated != nil {
+		// The saved model is the interpolated one: its dev figures are
+		// the final ones.
+		r.FinalDev = cj.Interpolated
+		fmt.Printf("%s: interpolated %g of the way from the start, dev loss %.4f, dev Spearman %.4f\n", name, c.Interpolate, float64(cj.Interpolated.Loss), float64(cj.Interpolated.Spearman))
 	}
 	if j.ev != nil {
 		if err := j.ev.surrogate(m, &r); err != nil {
