@@ -418,7 +418,15 @@ func TestInterpolate(t *testing.T) {
 	if curve.Interpolated == nil || curve.Interpolated.Spearman == curve.Epochs[len(curve.Epochs)-1].Dev.Spearman && curve.Interpolated.Loss == curve.Epochs[len(curve.Epochs)-1].Dev.Loss {
 		t.Errorf("interpolated dev metrics %+v, last epoch's %+v", curve.Interpolated, curve.Epochs[len(curve.Epochs)-1].Dev)
 	}
-	for _, a := range []float64{-0.1, 1.5, math.NaN()} {
+	cfg.Interpolate = 1.5
+	beyond, _, err := Train(cfg, pairs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := 5; math.Abs(float64(beyond.Emb.Value.Data[i]-(start.Emb.Value.Data[i]+1.5*(trained.Emb.Value.Data[i]-start.Emb.Value.Data[i])))) > 1e-6 {
+		t.Errorf("interpolate 1.5: table value %d is %v", i, beyond.Emb.Value.Data[i])
+	}
+	for _, a := range []float64{-0.1, 2.5, math.NaN()} {
 		cfg.Interpolate = a
 		if _, _, err := Train(cfg, pairs, dev); err == nil || !strings.Contains(err.Error(), "interpolate") {
 			t.Errorf("interpolate %v: %v", a, err)

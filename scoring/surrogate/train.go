@@ -47,12 +47,14 @@ type TrainConfig struct {
 	// lazy Adam at this rate, so that it stays positive and moves by
 	// ratios. A weight of zero stays zero. 0 keeps the weights fixed.
 	WeightLR float64 `json:"weight_lr,omitempty"`
-	// Interpolate, if in (0, 1), moves the trained mean encoder back
-	// towards its start in weight space (WiSE-FT, Wortsman et al., 2022):
-	// the returned table (and token weights) is start + Interpolate ·
-	// (trained − start). Since a sentence vector is linear in the table,
-	// that is, for fixed weights, the same interpolation of every sentence
-	// vector. 0 or 1 returns the trained model as it is.
+	// Interpolate, if positive and not 1, moves the trained mean encoder
+	// along the line from its start in weight space (WiSE-FT, Wortsman et
+	// al., 2022): the returned table (and token weights) is start +
+	// Interpolate · (trained − start), back towards the start below 1,
+	// beyond the trained table above it (at most 2). Since a sentence
+	// vector is linear in the table, that is, for fixed weights, the same
+	// mix of every sentence's start and trained vectors. 0 or 1 returns
+	// the trained model as it is.
 	Interpolate float64 `json:"interpolate,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
@@ -127,8 +129,8 @@ func (c TrainConfig) validateRun() error {
 	if !(c.Anchor >= 0) || math.IsInf(c.Anchor, 0) {
 		return fmt.Errorf("surrogate: anchor %v must be zero or positive and finite", c.Anchor)
 	}
-	if !(c.Interpolate >= 0 && c.Interpolate <= 1) {
-		return fmt.Errorf("surrogate: interpolate %v must lie in [0, 1]", c.Interpolate)
+	if !(c.Interpolate >= 0 && c.Interpolate <= 2) {
+		return fmt.Errorf("surrogate: interpolate %v must lie in [0, 2]", c.Interpolate)
 	}
 	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
 		return fmt.Errorf("surrogate: weight_lr %v must be zero or positive and finite", c.WeightLR)
@@ -244,7 +246,7 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 		net.trainWeights(cfg.WeightLR)
 	}
 	var start *Model
-	if a := cfg.Interpolate; a > 0 && a < 1 {
+	if a := cfg.Interpolate; a > 0 && a != 1 {
 		start = &Model{Cfg: m.Cfg, Emb: &nn.Param{Value: nn.FromData(slices.Clone(m.Emb.Value.Data), m.Cfg.Vocab, m.Cfg.Dim)}}
 		if m.Weights != nil {
 			start.Weights = &nn.Param{Value: nn.FromData(slices.Clone(m.Weights.Value.Data), m.Cfg.Vocab, 1)}

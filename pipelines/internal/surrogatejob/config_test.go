@@ -73,7 +73,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"negative weight_lr", func(c *Config) { c.WeightLR = -1 }, "--weight_lr -1"},
 		{"bilstm with weight_lr", func(c *Config) { c.Encoder, c.WeightLR = "bilstm", 0.01 }, "--weight_lr trains the mean encoder's word weights"},
 		{"interpolate zero", func(c *Config) { c.Interpolate = 0 }, "--interpolate 0"},
-		{"interpolate above one", func(c *Config) { c.Interpolate = 1.5 }, "--interpolate 1.5"},
+		{"interpolate above two", func(c *Config) { c.Interpolate = 2.5 }, "--interpolate 2.5"},
 		{"bilstm with interpolate", func(c *Config) { c.Encoder, c.Interpolate = "bilstm", 0.5 }, "--interpolate mixes the mean encoder's table"},
 		{"bilstm with anchor", func(c *Config) { c.Encoder, c.Anchor = "bilstm", 1 }, "--anchor holds the mean encoder's table"},
 		{"bilstm with dim", func(c *Config) { c.Encoder, c.DimGiven = "bilstm", true }, "--dim and --init do not apply"},

@@ -119,8 +119,8 @@ func newJob(c Config) (*job, error) {
 	if !(c.WeightLR >= 0) || math.IsInf(c.WeightLR, 0) {
 		return nil, fmt.Errorf("--weight_lr %v: want 0 (off) or a positive number", c.WeightLR)
 	}
-	if !(c.Interpolate > 0 && c.Interpolate <= 1) {
-		return nil, fmt.Errorf("--interpolate %v: want a fraction in (0, 1] (1: the trained table)", c.Interpolate)
+	if !(c.Interpolate > 0 && c.Interpolate <= 2) {
+		return nil, fmt.Errorf("--interpolate %v: want a number in (0, 2] (1: the trained table)", c.Interpolate)
 	}
 	if c.Encoder == "bilstm" && c.Interpolate != 1 {
 		return nil, errors.New("--interpolate mixes the mean encoder's table with its start: it does not apply to --encoder=bilstm")
@@ -414,7 +414,7 @@ func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrog
 		// The saved model is the interpolated one: its dev figures are
 		// the final ones.
 		r.FinalDev = cj.Interpolated
-		fmt.Printf("%s: interpolated %g of the way from the start, dev loss %.4f, dev Spearman %.4f\n", name, c.Interpolate, float64(cj.Interpolated.Loss), float64(cj.Interpolated.Spearman))
+		fmt.Printf("%s: moved to %g times the trained change from the start, dev loss %.4f, dev Spearman %.4f\n", name, c.Interpolate, float64(cj.Interpolated.Loss), float64(cj.Interpolated.Spearman))
 	}
 	if j.ev != nil {
 		if err := j.ev.surrogate(m, &r); err != nil {
