@@ -374,7 +374,7 @@ func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrog
 	cfg := surrogate.TrainConfig{
 		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor, WeightLR: c.WeightLR,
 		Interpolate: c.Interpolate,
-		InitTable: j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
+		InitTable:   j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
 		Progress: func(e surrogate.EpochStats) {
 			line := fmt.Sprintf("%s: epoch %d/%d, train loss %.4f", name, e.Epoch, c.Epochs, e.TrainLoss)
 			if e.Dev != nil {
