@@ -426,6 +426,36 @@ func TestInterpolate(t *testing.T) {
 	if i := 5; math.Abs(float64(beyond.Emb.Value.Data[i]-(start.Emb.Value.Data[i]+1.5*(trained.Emb.Value.Data[i]-start.Emb.Value.Data[i])))) > 1e-6 {
 		t.Errorf("interpolate 1.5: table value %d is %v", i, beyond.Emb.Value.Data[i])
 	}
+	// Learned token weights move in log space and stay positive.
+	cfg.WeightLR = 0.5
+	cfg.Interpolate = 1
+	wt, _, err := Train(cfg, pairs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Interpolate = 2
+	w2, _, err := Train(cfg, pairs, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for i, w := range w2.Weights.Value.Data {
+		w0, w1 := weights[i], wt.Weights.Value.Data[i]
+		want := w1
+		if w0 > 0 {
+			want = w0 * (w1 / w0) * (w1 / w0)
+		}
+		if w1 != w0 {
+			moved++
+		}
+		if math.Abs(float64(w-want)) > 1e-4*float64(want) || (w0 > 0) != (w > 0) {
+			t.Errorf("interpolate 2: weight %d is %v, want %v (start %v, trained %v)", i, w, want, w0, w1)
+		}
+	}
+	if moved == 0 {
+		t.Error("no weight was learned")
+	}
+	cfg.WeightLR = 0
 	for _, a := range []float64{-0.1, 2.5, math.NaN()} {
 		cfg.Interpolate = a
 		if _, _, err := Train(cfg, pairs, dev); err == nil || !strings.Contains(err.Error(), "interpolate") {

@@ -49,12 +49,13 @@ type TrainConfig struct {
 	WeightLR float64 `json:"weight_lr,omitempty"`
 	// Interpolate, if positive and not 1, moves the trained mean encoder
 	// along the line from its start in weight space (WiSE-FT, Wortsman et
-	// al., 2022): the returned table (and token weights) is start +
-	// Interpolate · (trained − start), back towards the start below 1,
-	// beyond the trained table above it (at most 2). Since a sentence
-	// vector is linear in the table, that is, for fixed weights, the same
-	// mix of every sentence's start and trained vectors. 0 or 1 returns
-	// the trained model as it is.
+	// al., 2022): the returned table is start + Interpolate · (trained −
+	// start), back towards the start below 1, beyond the trained table
+	// above it (at most 2). Since a sentence vector is linear in the
+	// table, that is, for fixed weights, the same mix of every sentence's
+	// start and trained vectors. Trained token weights move the same way
+	// in log space (w₀·(w/w₀)^Interpolate), so they stay positive. 0 or 1
+	// returns the trained model as it is.
 	Interpolate float64 `json:"interpolate,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
@@ -167,7 +168,7 @@ type Curve struct {
 	Init   *DevStats    `json:"init,omitempty"`
 	Epochs []EpochStats `json:"epochs"`
 	// Interpolated holds the dev metrics of the returned model when
-	// TrainConfig.Interpolate moved it back towards its start.
+	// TrainConfig.Interpolate moved it along the line from its start.
 	Interpolated *DevStats `json:"interpolated,omitempty"`
 }
 
@@ -265,16 +266,21 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	return m, curve, nil
 }
 
-// interpolate sets m's table and token weights to start + a·(m − start).
+// interpolate sets m's table to start + a·(m − start), and its token
+// weights to start·(m/start)^a (zero weights stay zero).
 func interpolate(m, start *Model, a float32) {
-	mix := func(x, x0 []float32) {
-		for i, v := range x {
-			x[i] = x0[i] + a*(v-x0[i])
-		}
+	x, x0 := m.Emb.Value.Data, start.Emb.Value.Data
+	for i, v := range x {
+		x[i] = x0[i] + a*(v-x0[i])
 	}
-	mix(m.Emb.Value.Data, start.Emb.Value.Data)
-	if m.Weights != nil {
-		mix(m.Weights.Value.Data, start.Weights.Value.Data)
+	if m.Weights == nil {
+		return
+	}
+	w, w0 := m.Weights.Value.Data, start.Weights.Value.Data
+	for i, v := range w {
+		if v != w0[i] && w0[i] > 0 {
+			w[i] = w0[i] * float32(math.Pow(float64(v/w0[i]), float64(a)))
+		}
 	}
 }
 
