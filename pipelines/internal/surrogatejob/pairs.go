@@ -219,6 +219,7 @@ func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
 		return nil
 	}
 	recorded := make([]bool, len(terms))
+	clipped := 0
 	for _, rows := range sets {
 		for i := range rows {
 			var y float64
@@ -227,6 +228,13 @@ func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
 				recorded[k] = recorded[k] || v != 0
 				y += t.weight * float64(v)
 			}
+			// A mix with a negative weight can leave [-1, 1] (align 1
+			// and embed 0.9 under align:1.25,embed:-0.25 give 1.025),
+			// where a label must lie: such targets are clipped to it.
+			if y > 1 || y < -1 {
+				y = max(-1, min(1, y))
+				clipped++
+			}
 			rows[i].Label = float32(y)
 		}
 	}
@@ -234,6 +242,9 @@ func useLabel(spec string, sets ...[]schemas.LabeledPair) error {
 		if !recorded[k] {
 			return fmt.Errorf("--label=%s: the pairs hold no %s part (every value 0): their labeler did not record it", spec, t.name)
 		}
+	}
+	if clipped > 0 {
+		fmt.Printf("surrogate: --label=%s: %d targets outside [-1, 1] clipped to it\n", spec, clipped)
 	}
 	return nil
 }

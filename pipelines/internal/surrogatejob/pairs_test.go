@@ -99,6 +99,14 @@ func TestUseLabel(t *testing.T) {
 			t.Errorf("--label=align:3,embed: row %d's target %v, want %v", i, got, want)
 		}
 	}
+	// A negative weight can push a target past 1 or -1: it is clipped.
+	rows = []schemas.LabeledPair{{LabelAlign: 1, LabelEmbed: 0.5}, {LabelAlign: -1, LabelEmbed: -0.2}, {LabelAlign: 0.6, LabelEmbed: 0.2}}
+	if err := useLabel("align:1.25,embed:-0.25", rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].Label != 1 || rows[1].Label != -1 || math.Abs(float64(rows[2].Label)-0.7) > 1e-6 {
+		t.Errorf("--label=align:1.25,embed:-0.25: targets %v %v %v, want 1 -1 0.7", rows[0].Label, rows[1].Label, rows[2].Label)
+	}
 	if err := useLabel("align:1,context:2", rows, dev); err == nil || !strings.Contains(err.Error(), "no context part") {
 		t.Errorf("a mix with a part not recorded: %v", err)
 	}
