@@ -14,105 +14,57 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"log"
-	"math"
-	"os"
-	"path/filepath"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
+	"github.com/ctxsim/ctxsim/scoring/sts"
+	"github.com/ctxsim/ctxsim/scoring/surrogate"
+	"github.com/ctxsim/ctxsim/storage"
 )
 
-// cosine is the cosine of a and b, 0 when either is zero.
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i, x := range a {
-		ab += float64(x) * float64(b[i])
-		aa += float64(x) * float64(x)
-		bb += float64(b[i]) * float64(b[i])
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 func main() {
-	sts := flag.String("sts", "", "STS file: a header, then score (0-5), s1, s2 tab-separated")
+	file := flag.String("sts", "", "STS file, in any layout bin/evaluate reads (gold scores 0-5)")
 	fp := flag.String("fingerprint", "", "model fingerprint the pairs are stamped with (bin/surrogate checks it against --model)")
-	out := flag.String("out", "", "output directory")
+	out := flag.String("out", "", "output directory: a pairs table (local or gs://)")
 	modelDir := flag.String("model", "", "optional model directory: also record the contrastive model's alignment and sentence cosine of each pair")
 	flag.Parse()
-	var cm *contrast.Model
-	if *modelDir != "" {
-		m, _, err := contrast.Load(*modelDir)
-		if err != nil {
-			log.Fatal(err)
-		}
-		cm = m
-	}
-	if *sts == "" || *fp == "" || *out == "" {
+	if *file == "" || *fp == "" || *out == "" {
 		log.Fatal("stspairs: give -sts, -fingerprint and -out")
 	}
-	f, err := os.Open(*sts)
+	ctx := context.Background()
+	pairs, err := sts.Read(ctx, *file)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer f.Close()
-	var rows []schemas.LabeledPair
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 0; sc.Scan(); line++ {
-		if line == 0 {
-			continue
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 3 {
-			log.Fatalf("stspairs: %s line %d: %d columns", *sts, line+1, len(cols))
-		}
-		score, err := strconv.ParseFloat(cols[0], 64)
-		if err != nil || score < 0 || score > 5 {
-			log.Fatalf("stspairs: %s line %d: score %q", *sts, line+1, cols[0])
-		}
-		split := "train"
-		if len(rows)%5 == 4 {
-			split = "dev"
-		}
-		r := schemas.LabeledPair{PairID: fmt.Sprintf("sts%06d", len(rows)), Sentence1: cols[1], Sentence2: cols[2],
-			Label: float32(score / 5), Split: split, Stratum: "gold", ModelFingerprint: *fp}
-		if cm != nil {
-			r.LabelAlign = float32(cm.AlignSimilarity(cols[1], cols[2]))
-			r.LabelEmbed = float32(cosine(cm.SentenceVec(cols[1]), cm.SentenceVec(cols[2])))
-		}
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		log.Fatal(err)
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		log.Fatal(err)
-	}
-	w, err := os.Create(filepath.Join(*out, "pairs.parquet"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	pw := schemas.NewWriter(w, reflect.TypeOf(schemas.LabeledPair{}), schemas.WriterOptions{})
-	for _, r := range rows {
-		if err := pw.Write(r); err != nil {
+	var cm *contrast.Model
+	if *modelDir != "" {
+		if cm, _, err = contrast.Load(*modelDir); err != nil {
 			log.Fatal(err)
 		}
 	}
-	if err := pw.Close(); err != nil {
+	rows := make([]schemas.LabeledPair, len(pairs))
+	for i, p := range pairs {
+		if p.Gold < 0 || p.Gold > 5 {
+			log.Fatalf("stspairs: %s pair %d: gold score %v outside [0, 5]", *file, i+1, p.Gold)
+		}
+		split := "train"
+		if i%5 == 4 {
+			split = "dev"
+		}
+		r := schemas.LabeledPair{PairID: fmt.Sprintf("sts%06d", i), Sentence1: p.S1, Sentence2: p.S2,
+			Label: float32(p.Gold / 5), Split: split, Stratum: "gold", ModelFingerprint: *fp}
+		if cm != nil {
+			r.LabelAlign = float32(cm.AlignSimilarity(p.S1, p.S2))
+			r.LabelEmbed = float32(surrogate.Cosine(cm.SentenceVec(p.S1), cm.SentenceVec(p.S2)))
+		}
+		rows[i] = r
+	}
+	if err := storage.WriteTable(ctx, *out, rows); err != nil {
 		log.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("stspairs: %d pairs from %s in %s\n", len(rows), *sts, *out)
+	fmt.Printf("stspairs: %d pairs from %s in %s\n", len(rows), *file, *out)
 }
