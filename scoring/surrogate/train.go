@@ -246,51 +246,51 @@ func Train(cfg TrainConfig, pairs, dev []Pair) (*Model, Curve, error) {
 	if cfg.WeightLR > 0 {
 		net.trainWeights(cfg.WeightLR)
 	}
-	var start *Model
-	if a := cfg.Interpolate; a > 0 && a != 1 {
-		start = &Model{Cfg: m.Cfg, Emb: &nn.Param{Value: nn.FromData(slices.Clone(m.Emb.Value.Data), m.Cfg.Vocab, m.Cfg.Dim)}}
+	// The start Interpolate measures from: the table (the anchor's copy
+	// when there is one) and the token weights.
+	var e0, w0 []float32
+	moveAway := cfg.Interpolate > 0 && cfg.Interpolate != 1
+	if moveAway {
+		if e0 = net.start; e0 == nil {
+			e0 = slices.Clone(m.Emb.Value.Data)
+		}
 		if m.Weights != nil {
-			start.Weights = &nn.Param{Value: nn.FromData(slices.Clone(m.Weights.Value.Data), m.Cfg.Vocab, 1)}
+			w0 = slices.Clone(m.Weights.Value.Data)
 		}
 	}
 	curve, err := run(net, cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
 	}
-	if start != nil {
-		interpolate(m, start, float32(cfg.Interpolate))
+	if moveAway {
+		interpolate(m, e0, w0, float32(cfg.Interpolate))
 		if len(dev) > 0 && len(curve.Epochs) > 0 {
-			curve.Interpolated = net.trainerDev(cfg, dev)
+			t, err := newTrainer(net, cfg.Objective)
+			if err != nil {
+				return nil, Curve{}, err
+			}
+			curve.Interpolated = t.devStats(dev, cfg.BatchSize)
 		}
 	}
 	return m, curve, nil
 }
 
-// interpolate sets m's table to start + a·(m − start), and its token
-// weights to start·(m/start)^a (zero weights stay zero).
-func interpolate(m, start *Model, a float32) {
-	x, x0 := m.Emb.Value.Data, start.Emb.Value.Data
+// interpolate sets m's table to e0 + a·(table − e0), and its token weights
+// to w0·(w/w0)^a (zero weights stay zero).
+func interpolate(m *Model, e0, w0 []float32, a float32) {
+	x := m.Emb.Value.Data
 	for i, v := range x {
-		x[i] = x0[i] + a*(v-x0[i])
+		x[i] = e0[i] + a*(v-e0[i])
 	}
 	if m.Weights == nil {
 		return
 	}
-	w, w0 := m.Weights.Value.Data, start.Weights.Value.Data
+	w := m.Weights.Value.Data
 	for i, v := range w {
 		if v != w0[i] && w0[i] > 0 {
 			w[i] = w0[i] * float32(math.Pow(float64(v/w0[i]), float64(a)))
 		}
 	}
-}
-
-// trainerDev evaluates net on dev pairs as the learning curve does.
-func (n *meanNet) trainerDev(cfg TrainConfig, dev []Pair) *DevStats {
-	t, err := newTrainer(n, cfg.Objective)
-	if err != nil {
-		return nil // the objective was validated before training
-	}
-	return t.devStats(dev, cfg.BatchSize)
 }
 
 // run trains net on pairs as Train describes and returns the learning
