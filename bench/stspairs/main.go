@@ -1,5 +1,5 @@
-// Command stspairs writes the gold pairs of an STS file (score, s1, s2
-// under a header) as a pairs table that bin/surrogate reads, labelled with
+// Command stspairs writes the gold pairs of an STS file (any layout
+// scoring/sts reads) as a pairs table that bin/surrogate reads, labelled with
 // the gold score divided by 5: a supervised control that says how far a
 // mean encoder can move on STS when its labels are the human scores
 // themselves. Every fifth pair goes to the dev split, the rest to train.
