@@ -63,6 +63,12 @@ func (j *job) ctxConfig() contrast.Config {
 	if j.c.CtxLR > 0 {
 		c.LR = j.c.CtxLR
 	}
+	if j.c.CtxWindow > 0 {
+		c.Window = j.c.CtxWindow
+	}
+	if j.c.CtxTemperature > 0 {
+		c.Temperature = j.c.CtxTemperature
+	}
 	return c
 }
 

@@ -87,6 +87,8 @@ type Config struct {
 	CtxBatch          int     // --ctx_batch
 	CtxLR             float64 // --ctx_lr
 	CtxDocGroup       int     // --ctx_doc_group
+	CtxWindow         int     // --ctx_window
+	CtxTemperature    float64 // --ctx_temperature
 	GenDirections     string  // --gen_directions
 }
 
@@ -123,6 +125,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.CtxBatch, "ctx_batch", 0, "Contrastive model: examples per step, each the others' negatives ("+presetDefault(func(p presetConfig) any { return p.ctx().Batch })+").")
 	fs.IntVar(&c.CtxDocGroup, "ctx_doc_group", 0, "Contrastive model: put groups of this many slots of one document (spaced so their contexts do not overlap) into each batch, "+
 		"so that each slot's negatives include contexts of its own document; 0 or 1: slots in a random order.")
+	fs.IntVar(&c.CtxWindow, "ctx_window", 0, "Contrastive model: sentences on each side of a sentence that form its context ("+presetDefault(func(p presetConfig) any { return p.ctx().Window })+").")
+	fs.Float64Var(&c.CtxTemperature, "ctx_temperature", 0, "Contrastive model: softmax temperature of the in-batch loss and of the scores S = f·g/τ ("+presetDefault(func(p presetConfig) any { return p.ctx().Temperature })+").")
 	fs.Float64Var(&c.CtxLR, "ctx_lr", 0, "Contrastive model: peak Adam learning rate ("+presetDefault(func(p presetConfig) any { return p.ctx().LR })+").")
 	fs.StringVar(&c.GenDirections, "gen_directions", "to_s,to_left,to_right", "Directions the generative model is trained and evaluated on (to_s, to_left, to_right); one direction gives a single-direction model.")
 }

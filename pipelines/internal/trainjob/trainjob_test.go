@@ -51,6 +51,33 @@ func TestRegister(t *testing.T) {
 	}
 }
 
+// TestCtxConfig checks that each --ctx_* flag overrides its field of the
+// preset's contrastive config and that 0 keeps the preset's value.
+func TestCtxConfig(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	c.Register(fs)
+	j := &job{c: c, pc: presets["base"]}
+	base := j.pc.ctx()
+	if got := j.ctxConfig(); got.Window != base.Window || got.Temperature != base.Temperature || got.Dim != base.Dim {
+		t.Fatalf("no flags: %+v, preset %+v", got, base)
+	}
+	if err := fs.Parse([]string{"--ctx_window=1", "--ctx_temperature=0.1", "--ctx_dim=64", "--ctx_epochs=3",
+		"--ctx_batch=512", "--ctx_lr=0.01", "--ctx_doc_group=4"}); err != nil {
+		t.Fatal(err)
+	}
+	j.c = c
+	got := j.ctxConfig()
+	want := base
+	want.Window, want.Temperature, want.Dim, want.Epochs, want.Batch, want.LR, want.DocGroup, want.Seed = 1, 0.1, 64, 3, 512, 0.01, 4, c.Seed
+	if got != want {
+		t.Fatalf("ctxConfig = %+v, want %+v", got, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // testConfig is a small ctx-only run on input into out.
 func testConfig(input, out string) Config {
 	var c Config
