@@ -42,6 +42,7 @@ type bilstmNet struct {
 	*BiLSTM
 	params []*nn.Param
 	opt    *nn.Adam
+	lr0    float64 // the configured rate scaleLR scales
 	ca, cb *disc.EncCache
 	ta, tb *nn.Tensor
 }
@@ -60,6 +61,8 @@ func (n *bilstmNet) backward(da, db []float32) {
 }
 
 func (n *bilstmNet) apply() { n.opt.Step(n.params) }
+
+func (n *bilstmNet) scaleLR(f float64) { n.opt.LR = n.lr0 * f }
 
 // TrainBiLSTM fine-tunes the encoder of the coherence model m, in place, on
 // pairs with cfg's objective, epochs, batch size, learning rate and seed
@@ -83,7 +86,7 @@ func TrainBiLSTM(m *disc.Model, cfg TrainConfig, pairs, dev []Pair) (*BiLSTM, Cu
 	opt := nn.NewAdam(cfg.LR)
 	opt.ClipNorm = 5
 	b := &BiLSTM{M: m}
-	curve, err := run(&bilstmNet{BiLSTM: b, params: m.EncoderParams(), opt: opt}, cfg, pairs, dev)
+	curve, err := run(&bilstmNet{BiLSTM: b, params: m.EncoderParams(), opt: opt, lr0: cfg.LR}, cfg, pairs, dev)
 	if err != nil {
 		return nil, Curve{}, err
 	}

@@ -36,7 +36,7 @@ func TestBiLSTMGradient(t *testing.T) {
 				m.Emb.Weight.Value.Data[i] *= 10
 			}
 			b := &BiLSTM{M: m}
-			net := &bilstmNet{BiLSTM: b, params: m.EncoderParams(), opt: nn.NewAdam(0.01)}
+			net := &bilstmNet{BiLSTM: b, params: m.EncoderParams(), opt: nn.NewAdam(0.01), lr0: 0.01}
 			tr, err := newTrainer(net, oc)
 			if err != nil {
 				t.Fatal(err)

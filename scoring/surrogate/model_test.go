@@ -463,3 +463,80 @@ func TestInterpolate(t *testing.T) {
 		}
 	}
 }
+
+// lrLog wraps a meanNet and records the rate scales run asks for, and the
+// rates its optimisers then hold.
+type lrLog struct {
+	*meanNet
+	scales, lrs, wlrs []float64
+}
+
+func (l *lrLog) scaleLR(f float64) {
+	l.meanNet.scaleLR(f)
+	l.scales = append(l.scales, f)
+	l.lrs = append(l.lrs, l.opt.LR)
+	l.wlrs = append(l.wlrs, l.wopt.LR)
+}
+
+// TestDecay checks that Decay scales every learning rate by 1 - k/steps at
+// step k (full at the first step, 1/steps at the last), that without it the
+// rates are never touched, and that it changes what Train returns.
+func TestDecay(t *testing.T) {
+	const vocab, dim = 10, 4
+	rng := rand.New(rand.NewPCG(6, 6))
+	var pairs []Pair
+	for range 40 { // 3 batches of 16 a epoch (16, 16, 8)
+		p := Pair{Label: float32(rng.Float64())}
+		for range 3 {
+			p.A = append(p.A, rng.IntN(vocab))
+			p.B = append(p.B, rng.IntN(vocab))
+		}
+		pairs = append(pairs, p)
+	}
+	weights := []float32{1, 1, 2, 3, 1, 2, 3, 1, 2, 3}
+	cfg := TrainConfig{Model: Config{Vocab: vocab, Dim: dim, InitStd: 0.5, Weighted: true}, Objective: DefaultObjective(ObjectiveL2),
+		Epochs: 3, BatchSize: 16, LR: 0.01, Seed: 1, InitWeights: weights, WeightLR: 0.05, Decay: true}
+	newNet := func() *lrLog {
+		m, err := cfg.Initial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := newMeanNet(m, cfg.LR)
+		n.trainWeights(cfg.WeightLR)
+		return &lrLog{meanNet: n}
+	}
+	net := newNet()
+	if _, err := run(net, cfg, pairs, nil); err != nil {
+		t.Fatal(err)
+	}
+	const steps = 9
+	if len(net.scales) != steps {
+		t.Fatalf("%d rate changes, want one before each of %d steps", len(net.scales), steps)
+	}
+	for k, f := range net.scales {
+		want := 1 - float64(k)/steps
+		if math.Abs(f-want) > 1e-12 || math.Abs(net.lrs[k]-cfg.LR*want) > 1e-12 || math.Abs(net.wlrs[k]-cfg.WeightLR*want) > 1e-12 {
+			t.Errorf("step %d: scale %v, lr %v, weight lr %v; want scale %v", k, f, net.lrs[k], net.wlrs[k], want)
+		}
+	}
+	cfg.Decay = false
+	net = newNet()
+	if _, err := run(net, cfg, pairs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(net.scales) != 0 || net.opt.LR != cfg.LR || net.wopt.LR != cfg.WeightLR {
+		t.Errorf("without Decay: scales %v, lr %v, weight lr %v", net.scales, net.opt.LR, net.wopt.LR)
+	}
+	constant, _, err := Train(cfg, pairs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Decay = true
+	decayed, _, err := Train(cfg, pairs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(constant.Emb.Value.Data, decayed.Emb.Value.Data) {
+		t.Error("Decay left the trained table as a constant rate leaves it")
+	}
+}

@@ -57,6 +57,13 @@ type TrainConfig struct {
 	// in log space (w₀·(w/w₀)^Interpolate), so they stay positive. 0 or 1
 	// returns the trained model as it is.
 	Interpolate float64 `json:"interpolate,omitempty"`
+	// Decay makes every learning rate of the run (LR and WeightLR) fall
+	// linearly over the run's steps, from its full value at the first step
+	// to 1/steps of it at the last, instead of staying constant. With lazy
+	// Adam every row a batch touches moves by about the learning rate
+	// whatever its gradient, so a constant rate leaves the last batches'
+	// noise in the table; decay averages it out.
+	Decay bool `json:"decay,omitempty"`
 	// Progress, if set, is called after every epoch.
 	Progress func(EpochStats) `json:"-"`
 }
@@ -310,6 +317,8 @@ func run(net trainNet, cfg TrainConfig, pairs, dev []Pair) (Curve, error) {
 		order[i] = i
 	}
 	batch := make([]Pair, 0, cfg.BatchSize)
+	steps := cfg.Epochs * ((len(pairs) + cfg.BatchSize - 1) / cfg.BatchSize)
+	step := 0
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
 		start := time.Now()
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -319,6 +328,10 @@ func run(net trainNet, cfg TrainConfig, pairs, dev []Pair) (Curve, error) {
 			for _, k := range order[lo:min(lo+cfg.BatchSize, len(order))] {
 				batch = append(batch, pairs[k])
 			}
+			if cfg.Decay {
+				net.scaleLR(1 - float64(step)/float64(steps))
+			}
+			step++
 			sum += t.step(batch) * float64(len(batch))
 		}
 		st := EpochStats{Epoch: epoch, TrainLoss: sum / float64(len(pairs))}
@@ -353,6 +366,9 @@ type trainNet interface {
 	forward(sa, sb [][]int) (ea, eb []float32)
 	backward(da, db []float32)
 	apply()
+	// scaleLR sets every learning rate of the net to f times its
+	// configured value.
+	scaleLR(f float64)
 }
 
 // meanNet trains a Model with lazy Adam on sparse gradients; with anchor
@@ -370,6 +386,15 @@ type meanNet struct {
 	logW  *nn.Param
 	wgrad *SparseGrad
 	wopt  *SparseAdam
+	// lr0 and wlr0 are the configured rates scaleLR scales.
+	lr0, wlr0 float64
+}
+
+func (n *meanNet) scaleLR(f float64) {
+	n.opt.LR = n.lr0 * f
+	if n.wopt != nil {
+		n.wopt.LR = n.wlr0 * f
+	}
 }
 
 // trainWeights makes n train the model's token weights at rate lr.
@@ -380,11 +405,11 @@ func (n *meanNet) trainWeights(lr float64) {
 		lw[i] = float32(math.Log(float64(x))) // -Inf for a zero weight, which is never moved
 	}
 	n.logW = &nn.Param{Name: "emb.log_token_weight", Value: nn.FromData(lw, len(lw), 1)}
-	n.wgrad, n.wopt = NewSparseGrad(len(w), 1), NewSparseAdam(lr)
+	n.wgrad, n.wopt, n.wlr0 = NewSparseGrad(len(w), 1), NewSparseAdam(lr), lr
 }
 
 func newMeanNet(m *Model, lr float64) *meanNet {
-	return &meanNet{Model: m, opt: NewSparseAdam(lr), grad: NewSparseGrad(m.Cfg.Vocab, m.Cfg.Dim)}
+	return &meanNet{Model: m, opt: NewSparseAdam(lr), grad: NewSparseGrad(m.Cfg.Vocab, m.Cfg.Dim), lr0: lr}
 }
 
 func (n *meanNet) forward(sa, sb [][]int) (ea, eb []float32) {

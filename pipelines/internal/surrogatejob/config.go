@@ -68,6 +68,7 @@ type Config struct {
 	LR          float64
 	Anchor      float64
 	WeightLR    float64
+	Decay       bool
 	Interpolate float64
 	Seed        uint64
 	Split       string
@@ -111,6 +112,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.BatchSize, "batch_size", 128, "Pairs per minibatch (contrastive and multisim draw their negatives from the batch).")
 	fs.Float64Var(&c.LR, "lr", 0.001, "Adam learning rate (small label sets train faster at 0.01).")
 	fs.Float64Var(&c.Anchor, "anchor", 0, "Mean encoder: hold the table near its start (L2-SP), adding anchor·(E − E₀) to the gradient of every row a batch touches (0: off).")
+	fs.BoolVar(&c.Decay, "decay", false, "Let the learning rates fall linearly over the run's steps, from --lr (and --weight_lr) at the first step towards 0 at the last, instead of staying constant.")
 	fs.Float64Var(&c.WeightLR, "weight_lr", 0, "Mean encoder over --tokens=ctx: also learn each word's weight in the sentence's mean (they start at the words' IDF), in log space by Adam at this rate (0: the weights stay fixed).")
 	fs.Float64Var(&c.Interpolate, "interpolate", 1, "Mean encoder: the saved table is start + interpolate·(trained − start), in (0, 2]: below 1 back towards the start (WiSE-FT style), above 1 beyond the trained table; every sentence vector is the same mix of its start and trained vectors; word weights learned with --weight_lr move the same way in log space (1: the trained table).")
 	fs.Uint64Var(&c.Seed, "seed", 1, "Seed of the initial embeddings and the batch order: same data and seed give identical weights.")

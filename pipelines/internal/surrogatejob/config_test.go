@@ -24,7 +24,7 @@ func TestRegister(t *testing.T) {
 	c := defaults(t)
 	if c.Objective != "l2" || c.Dim != 300 || c.Epochs != 5 || c.BatchSize != 128 || c.LR != 0.001 || c.Seed != 1 ||
 		c.Split != "train" || c.DevSplit != "dev" || c.MaxPairs != "0" || c.Threshold != 0 || c.Positives != DefaultPositives || c.Encoder != "mean" ||
-		c.Init != "random" || c.Tokens != "auto" || c.Pairs != "" || c.Load != "" {
+		c.Init != "random" || c.Tokens != "auto" || c.Pairs != "" || c.Load != "" || c.Decay {
 		t.Fatalf("defaults: %+v", c)
 	}
 	var got Config
@@ -33,13 +33,13 @@ func TestRegister(t *testing.T) {
 	got.Register(fs)
 	err := fs.Parse([]string{"--pairs=p/*.parquet", "--model=m", "--output=o", "--objective=l2,multisim", "--dim=16",
 		"--epochs=2", "--batch_size=4", "--lr=0.01", "--seed=9", "--dev_split=", "--max_pairs=5,10", "--top_quantile=0.2",
-		"--sts=s.tsv", "--sts_pairs=6", "--tokens=subword"})
+		"--sts=s.tsv", "--sts_pairs=6", "--tokens=subword", "--decay"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Pairs != "p/*.parquet" || got.Model != "m" || got.Output != "o" || got.Objective != "l2,multisim" || got.Dim != 16 ||
 		got.Epochs != 2 || got.BatchSize != 4 || got.LR != 0.01 || got.Seed != 9 || got.DevSplit != "" || got.MaxPairs != "5,10" ||
-		got.TopQuantile != 0.2 || got.STS != "s.tsv" || got.STSPairs != 6 || got.Tokens != "subword" {
+		got.TopQuantile != 0.2 || got.STS != "s.tsv" || got.STSPairs != 6 || got.Tokens != "subword" || !got.Decay {
 		t.Fatalf("parsed: %+v", got)
 	}
 	if fs.Parse([]string{"--no_such_flag"}) == nil {

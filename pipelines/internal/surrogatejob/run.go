@@ -227,7 +227,7 @@ func (j *job) loadPairs(ctx context.Context) error {
 		TrainPairsAvailable: available, MaxPairs: j.sizes, TrainSizes: j.plan, TrainPairs: len(j.trainPairs), DevPairs: len(j.devPairs),
 		Model: c.Model, ModelFingerprint: j.models.Fingerprint, TokenizerFingerprint: j.tok.Fingerprint(),
 		Vocab: j.tok.VocabSize(), Seconds: j.seconds, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "weight_lr": c.WeightLR, "interpolate": c.Interpolate, "seed": c.Seed,
+		Config: map[string]any{"dim": c.Dim, "epochs": c.Epochs, "batch_size": c.BatchSize, "lr": c.LR, "anchor": c.Anchor, "weight_lr": c.WeightLR, "decay": c.Decay, "interpolate": c.Interpolate, "seed": c.Seed,
 			"threshold": c.Threshold, "top_quantile": c.TopQuantile, "init": c.Init, "sts_pairs": c.STSPairs, "encoder": c.Encoder,
 			"tokens": j.tokName, "label": c.Label, "strata": strata}}
 	labels := make([]float32, len(j.trainPairs))
@@ -372,7 +372,7 @@ func (j *job) train(context.Context) error {
 func (j *job) trainOne(oc surrogate.ObjectiveConfig, name string, pairs []surrogate.Pair) (result, error) {
 	c := j.c
 	cfg := surrogate.TrainConfig{
-		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor, WeightLR: c.WeightLR,
+		Model: j.modelCfg, Objective: oc, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Seed: c.Seed, Anchor: c.Anchor, WeightLR: c.WeightLR, Decay: c.Decay,
 		Interpolate: c.Interpolate,
 		InitTable:   j.initTable, InitWeights: j.initWeights, InitSource: j.initSource,
 		Progress: func(e surrogate.EpochStats) {
