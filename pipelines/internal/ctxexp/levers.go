@@ -180,6 +180,11 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 			}
 			add(fmt.Sprintf("raw: cos f + %g align", r), mix)
 		}
+		pairEach := func(fn func(a, b string) float64) []float64 {
+			return each(func(p sts.Pair) float64 { return fn(p.S1, p.S2) })
+		}
+		sgnsLevers(m, tables["sum"], res, add, pairEach)
+		ensembleLevers(m, res, add, pairEach)
 		fmt.Printf("== %s (%d pairs)\n", path, len(pairs))
 		fmt.Printf("sd: cos f %.4f, align %.4f\n", stdDev(cf), stdDev(al))
 		for _, name := range order {

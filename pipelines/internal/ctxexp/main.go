@@ -158,6 +158,7 @@ func main() {
 		return
 	}
 	if *leverFiles != "" {
+		setupSGNS(m)
 		levers(m, docs, strings.Split(*leverFiles, ","))
 		return
 	}
