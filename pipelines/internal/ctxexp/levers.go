@@ -185,6 +185,7 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 		}
 		sgnsLevers(m, tables["sum"], res, add, pairEach)
 		ensembleLevers(m, res, add, pairEach)
+		coocLevers(m, tables["sum"], res, add, pairEach)
 		fmt.Printf("== %s (%d pairs)\n", path, len(pairs))
 		fmt.Printf("sd: cos f %.4f, align %.4f\n", stdDev(cf), stdDev(al))
 		for _, name := range order {

@@ -159,6 +159,7 @@ func main() {
 	}
 	if *leverFiles != "" {
 		setupSGNS(m)
+		setupCooc(m, strings.Split(*leverFiles, ","))
 		levers(m, docs, strings.Split(*leverFiles, ","))
 		return
 	}
