@@ -212,33 +212,7 @@ func bagCosine(m *contrast.Model, a, b string) float64 {
 // against its most similar token of the other (cosine of word vectors),
 // weighted by IDF^pw, both ways.
 func align(m *contrast.Model, vec func(int32) []float32, a, b string, pw float64, thr float32) float64 {
-	ra, wa := m.Vocab.Bag(a, nil, nil)
-	rb, wb := m.Vocab.Bag(b, nil, nil)
-	if len(ra) == 0 || len(rb) == 0 {
-		return 0
-	}
-	dir := func(rx []int32, wx []float32, ry []int32) float64 {
-		var num, den float64
-		for i, x := range rx {
-			best := float32(-1)
-			for _, y := range ry {
-				var c float32 = 1
-				if x != y {
-					c = max(0, contrast.Dot(vec(x), vec(y))-thr) / (1 - thr)
-				}
-				best = max(best, c)
-			}
-			w := math.Pow(float64(wx[i]), pw)
-			num += w * float64(best)
-			den += w
-		}
-		return num / den
-	}
-	p, q := dir(ra, wa, rb), dir(rb, wb, ra)
-	if p+q <= 0 {
-		return 0
-	}
-	return 2 * p * q / (p + q)
+	return alignSim(m, func(x, y int32) float32 { return max(0, contrast.Dot(vec(x), vec(y))-thr) / (1 - thr) }, a, b, pw)
 }
 
 // principal returns the mean of vs and their top k principal directions
