@@ -19,8 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxsim/ctxsim/retrieval/corpus"
-	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/contrast"
 	"github.com/ctxsim/ctxsim/scoring/sts"
 )
@@ -56,25 +54,15 @@ func (c *coocStats) npmi(a, b int32) float64 {
 // countCooc reads the corpus once and counts, per sentence, each word and
 // each needed pair of words.
 func countCooc(m *contrast.Model, files, stsFiles []string) *coocStats {
-	words := int32(len(m.Vocab.Words))
-	c := &coocStats{one: make([]float64, words), pair: map[[2]int32]float64{}}
-	rowsOf := func(s string) []int32 {
-		var out []int32
-		for _, w := range m.Vocab.Tokens(s) {
-			if r := m.Vocab.Row(w); r < words {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
+	c := &coocStats{one: make([]float64, len(m.Vocab.Words)), pair: map[[2]int32]float64{}}
 	for _, f := range stsFiles {
 		all, err := sts.Read(context.Background(), f)
 		if err != nil {
 			log.Fatal(err)
 		}
 		for _, p := range all {
-			ra, rb := rowsOf(p.S1), rowsOf(p.S2)
-			for _, x := range ra {
+			rb := wordRows(m, p.S2)
+			for _, x := range wordRows(m, p.S1) {
 				for _, y := range rb {
 					if x != y {
 						c.pair[pairKey(x, y)] = 0
@@ -84,40 +72,31 @@ func countCooc(m *contrast.Model, files, stsFiles []string) *coocStats {
 		}
 	}
 	t0 := time.Now()
-	opts := corpus.Options{}
 	seen := map[int32]bool{}
 	var uniq []int32
-	for _, f := range files {
-		_, err := corpus.ReadFile(context.Background(), f, opts, func(d schemas.Document) {
-			sents, _, _ := corpus.Split(d, opts)
-			for _, s := range sents {
-				clear(seen)
-				uniq = uniq[:0]
-				for _, r := range rowsOf(s.Text) {
-					if !seen[r] {
-						seen[r] = true
-						uniq = append(uniq, r)
-					}
-				}
-				if len(uniq) == 0 {
-					continue
-				}
-				c.n++
-				for i, x := range uniq {
-					c.one[x]++
-					for _, y := range uniq[i+1:] {
-						k := pairKey(x, y)
-						if v, ok := c.pair[k]; ok {
-							c.pair[k] = v + 1
-						}
-					}
+	eachSentence(m, files, func(rows []int32) {
+		clear(seen)
+		uniq = uniq[:0]
+		for _, r := range rows {
+			if !seen[r] {
+				seen[r] = true
+				uniq = append(uniq, r)
+			}
+		}
+		if len(uniq) == 0 {
+			return
+		}
+		c.n++
+		for i, x := range uniq {
+			c.one[x]++
+			for _, y := range uniq[i+1:] {
+				k := pairKey(x, y)
+				if v, ok := c.pair[k]; ok {
+					c.pair[k] = v + 1
 				}
 			}
-		}, func(schemas.DeadLetter) {})
-		if err != nil {
-			log.Fatal(err)
 		}
-	}
+	})
 	fmt.Printf("cooc: %.0f sentences, %d word pairs counted, %.0fs\n", c.n, len(c.pair), time.Since(t0).Seconds())
 	return c
 }
@@ -130,36 +109,27 @@ func coocLevers(m *contrast.Model, sum func(int32) []float32, res map[string][]f
 		return
 	}
 	c := coocState
-	words := int32(len(m.Vocab.Words))
-	base := func(x, y int32) float32 {
-		if x >= words || y >= words {
-			return 0
-		}
-		return contrast.Dot(sum(x), sum(y))
-	}
-	for _, beta := range []float64{0.25, 0.5, 1, 2} {
-		sim := func(x, y int32) float32 {
+	base := wordCos(m, sum)
+	// A similarity lowered by the pair's positive NPMI; words in a bucket
+	// keep theirs (0).
+	penalised := func(beta float64, by func(s float32, p float64) float32) func(x, y int32) float32 {
+		return func(x, y int32) float32 {
 			s := base(x, y)
-			if s <= 0 || x >= words || y >= words {
+			if s <= 0 {
 				return s
 			}
-			return s - float32(beta*max(0, c.npmi(x, y)))
+			return by(s, beta*max(0, c.npmi(x, y)))
 		}
+	}
+	for _, beta := range []float64{0.25, 0.5, 1, 2} {
+		sim := penalised(beta, func(s float32, p float64) float32 { return s - float32(p) })
 		add(fmt.Sprintf("cooc: align F1, sim - %g npmi+", beta), each(func(a, b string) float64 { return alignSim(m, sim, a, b, 1) }))
 	}
 	for _, beta := range []float64{0.5, 1} {
-		sim := func(x, y int32) float32 {
-			s := base(x, y)
-			if s <= 0 || x >= words || y >= words {
-				return s
-			}
-			return s * float32(1-beta*max(0, c.npmi(x, y)))
-		}
+		sim := penalised(beta, func(s float32, p float64) float32 { return s * float32(1-p) })
 		add(fmt.Sprintf("cooc: align F1, sim x (1 - %g npmi+)", beta), each(func(a, b string) float64 { return alignSim(m, sim, a, b, 1) }))
 	}
-	// And the other way: pairs that never or rarely share a sentence
-	// (npmi < 0) kept, the rest scaled by (1 - npmi)^p.
-	al := res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
+	// The penalised alignment in the fixed-weight mix with cos f.
 	cf := res["cos f"]
 	for _, beta := range []float64{0.5, 1} {
 		v := res[fmt.Sprintf("cooc: align F1, sim - %g npmi+", beta)]
@@ -169,7 +139,6 @@ func coocLevers(m *contrast.Model, sum func(int32) []float32, res map[string][]f
 		}
 		add(fmt.Sprintf("cooc: raw: cos f + 3 align(sim - %g npmi+)", beta), mix)
 	}
-	_ = al
 }
 
 // setupCooc counts the co-occurrences when asked.

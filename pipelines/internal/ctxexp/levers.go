@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"math"
@@ -815,4 +816,90 @@ func centroid(gs [][]float32, f []float32, kappa float64) []float64 {
 		}
 	}
 	return out
+}
+
+// wordCos is the word similarity of unit rows vec: their dot product, 0
+// when either word has no row of its own (a hashed bucket).
+func wordCos(m *contrast.Model, vec func(int32) []float32) func(x, y int32) float32 {
+	words := int32(len(m.Vocab.Words))
+	return func(x, y int32) float32 {
+		if x >= words || y >= words {
+			return 0
+		}
+		return contrast.Dot(vec(x), vec(y))
+	}
+}
+
+// alignSim is align's F1 with any word similarity (the same row is 1).
+func alignSim(m *contrast.Model, sim func(x, y int32) float32, a, b string, pw float64) float64 {
+	ra, wa := m.Vocab.Bag(a, nil, nil)
+	rb, wb := m.Vocab.Bag(b, nil, nil)
+	if len(ra) == 0 || len(rb) == 0 {
+		return 0
+	}
+	dir := func(rx []int32, wx []float32, ry []int32) float64 {
+		var num, den float64
+		for i, x := range rx {
+			best := float32(0)
+			for _, y := range ry {
+				c := float32(1)
+				if x != y {
+					c = max(0, sim(x, y))
+				}
+				best = max(best, c)
+			}
+			w := math.Pow(float64(wx[i]), pw)
+			num += w * float64(best)
+			den += w
+		}
+		return num / den
+	}
+	p, q := dir(ra, wa, rb), dir(rb, wb, ra)
+	if p+q <= 0 {
+		return 0
+	}
+	return 2 * p * q / (p + q)
+}
+
+var load2 = flag.String("load2", "", "-levers: a second contrastive model; adds the two models' mean alignment and cosine")
+
+// ensembleLevers adds rows for the mean of two models' alignment and
+// sentence cosine.
+func ensembleLevers(m *contrast.Model, res map[string][]float64, add func(string, []float64), each func(func(a, b string) float64) []float64) {
+	if *load2 == "" {
+		return
+	}
+	m2 := mustLoad(*load2)
+	al := res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
+	cf := res["cos f"]
+	al2 := each(func(a, b string) float64 { return m2.AlignSimilarity(a, b) })
+	cf2 := each(func(a, b string) float64 { return float64(contrast.Dot(m2.SentenceVec(a), m2.SentenceVec(b))) })
+	add("ens: model 2 align", al2)
+	add("ens: model 2 cos f", cf2)
+	mean := func(x, y []float64) []float64 {
+		out := make([]float64, len(x))
+		for i := range x {
+			out[i] = (x[i] + y[i]) / 2
+		}
+		return out
+	}
+	ma, mc := mean(al, al2), mean(cf, cf2)
+	add("ens: mean align", ma)
+	add("ens: mean cos f", mc)
+	base := make([]float64, len(cf))
+	mix := make([]float64, len(cf))
+	for i := range cf {
+		base[i] = cf[i] + 3*al[i]
+		mix[i] = mc[i] + 3*ma[i]
+	}
+	add("ens: raw: cos f + 3 align (model 1)", base)
+	add("ens: raw: mean cos f + 3 mean align", mix)
+}
+
+func mustLoad(dir string) *contrast.Model {
+	m, _, err := contrast.Load(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return m
 }

@@ -34,7 +34,7 @@ var (
 	sgnsEpochs = flag.Int("sgns_epochs", 1, "SGNS epochs")
 	sgnsSample = flag.Float64("sgns_sample", 1e-4, "SGNS subsampling threshold")
 	sgnsLR     = flag.Float64("sgns_lr", 0.025, "SGNS starting learning rate")
-	sgnsCenter = flag.Bool("sgns_center", false, "remove the rows' mean (weighted by IDF-ranked frequency: plain mean) before normalising")
+	sgnsCenter = flag.Bool("sgns_center", false, "-sgns_load: remove the rows' plain mean before normalising them")
 )
 
 // sgnsVecs is the loaded or trained table: unit rows, one per vocabulary
@@ -44,32 +44,45 @@ var (
 	sgnsD    int
 )
 
-// sgnsTokens reads the corpus files and returns each sentence's word rows
-// (buckets dropped) flat, with -1 between sentences.
-func sgnsTokens(m *contrast.Model, files []string) []int32 {
+// wordRows returns the model's vocabulary rows of s's tokens, the hashed
+// buckets left out.
+func wordRows(m *contrast.Model, s string) []int32 {
 	words := int32(len(m.Vocab.Words))
-	var toks []int32
+	var out []int32
+	for _, w := range m.Vocab.Tokens(s) {
+		if r := m.Vocab.Row(w); r < words {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// eachSentence reads the corpus files and calls fn with the word rows of
+// every sentence (as wordRows gives them).
+func eachSentence(m *contrast.Model, files []string, fn func(rows []int32)) {
 	opts := corpus.Options{}
 	for _, f := range files {
 		_, err := corpus.ReadFile(context.Background(), f, opts, func(d schemas.Document) {
 			sents, _, _ := corpus.Split(d, opts)
 			for _, s := range sents {
-				n := 0
-				for _, w := range m.Vocab.Tokens(s.Text) {
-					if r := m.Vocab.Row(w); r < words {
-						toks = append(toks, r)
-						n++
-					}
-				}
-				if n > 0 {
-					toks = append(toks, -1)
-				}
+				fn(wordRows(m, s.Text))
 			}
 		}, func(schemas.DeadLetter) {})
 		if err != nil {
 			log.Fatal(err)
 		}
 	}
+}
+
+// sgnsTokens returns every sentence's word rows flat, with -1 after each
+// sentence that has any.
+func sgnsTokens(m *contrast.Model, files []string) []int32 {
+	var toks []int32
+	eachSentence(m, files, func(rows []int32) {
+		if len(rows) > 0 {
+			toks = append(append(toks, rows...), -1)
+		}
+	})
 	return toks
 }
 
@@ -192,9 +205,14 @@ func trainSGNS(m *contrast.Model, files []string) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		binary.Write(f, binary.LittleEndian, int32(d))
-		binary.Write(f, binary.LittleEndian, in)
-		if err := f.Close(); err != nil {
+		err = binary.Write(f, binary.LittleEndian, int32(d))
+		if err == nil {
+			err = binary.Write(f, binary.LittleEndian, in)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -251,55 +269,12 @@ func sgnsRow(r int32) []float32 {
 	return sgnsVecs[int(r)*sgnsD : int(r)*sgnsD+sgnsD]
 }
 
-// alignSim is align's F1 with any word similarity (the same row is 1).
-func alignSim(m *contrast.Model, sim func(x, y int32) float32, a, b string, pw float64) float64 {
-	ra, wa := m.Vocab.Bag(a, nil, nil)
-	rb, wb := m.Vocab.Bag(b, nil, nil)
-	if len(ra) == 0 || len(rb) == 0 {
-		return 0
-	}
-	dir := func(rx []int32, wx []float32, ry []int32) float64 {
-		var num, den float64
-		for i, x := range rx {
-			best := float32(0)
-			for _, y := range ry {
-				c := float32(1)
-				if x != y {
-					c = max(0, sim(x, y))
-				}
-				best = max(best, c)
-			}
-			w := math.Pow(float64(wx[i]), pw)
-			num += w * float64(best)
-			den += w
-		}
-		return num / den
-	}
-	p, q := dir(ra, wa, rb), dir(rb, wb, ra)
-	if p+q <= 0 {
-		return 0
-	}
-	return 2 * p * q / (p + q)
-}
-
 // sgnsLevers adds the SGNS rows to a levers table.
 func sgnsLevers(m *contrast.Model, sum func(int32) []float32, res map[string][]float64, add func(string, []float64), each func(func(a, b string) float64) []float64) {
 	if sgnsVecs == nil {
 		return
 	}
-	words := int32(len(m.Vocab.Words))
-	sg := func(x, y int32) float32 {
-		if x >= words || y >= words {
-			return 0
-		}
-		return contrast.Dot(sgnsRow(x), sgnsRow(y))
-	}
-	ct := func(x, y int32) float32 {
-		if x >= words || y >= words {
-			return 0
-		}
-		return contrast.Dot(sum(x), sum(y))
-	}
+	sg, ct := wordCos(m, sgnsRow), wordCos(m, sum)
 	for _, pw := range []float64{1, 1.5} {
 		add(fmt.Sprintf("sgns: align F1 idf^%g", pw), each(func(a, b string) float64 { return alignSim(m, sg, a, b, pw) }))
 	}
@@ -333,47 +308,4 @@ func sgnsLevers(m *contrast.Model, sum func(int32) []float32, res map[string][]f
 		}
 		add(fmt.Sprintf("sgns: raw: (1-%g/4) align + %g/4 sgns align", r, r), mix)
 	}
-}
-
-var load2 = flag.String("load2", "", "-levers: a second contrastive model; adds the two models' mean alignment and cosine")
-
-// ensembleLevers adds rows for the mean of two models' alignment and
-// sentence cosine.
-func ensembleLevers(m *contrast.Model, res map[string][]float64, add func(string, []float64), each func(func(a, b string) float64) []float64) {
-	if *load2 == "" {
-		return
-	}
-	m2 := mustLoad(*load2)
-	al := res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
-	cf := res["cos f"]
-	al2 := each(func(a, b string) float64 { return m2.AlignSimilarity(a, b) })
-	cf2 := each(func(a, b string) float64 { return float64(contrast.Dot(m2.SentenceVec(a), m2.SentenceVec(b))) })
-	add("ens: model 2 align", al2)
-	add("ens: model 2 cos f", cf2)
-	mean := func(x, y []float64) []float64 {
-		out := make([]float64, len(x))
-		for i := range x {
-			out[i] = (x[i] + y[i]) / 2
-		}
-		return out
-	}
-	ma, mc := mean(al, al2), mean(cf, cf2)
-	add("ens: mean align", ma)
-	add("ens: mean cos f", mc)
-	base := make([]float64, len(cf))
-	mix := make([]float64, len(cf))
-	for i := range cf {
-		base[i] = cf[i] + 3*al[i]
-		mix[i] = mc[i] + 3*ma[i]
-	}
-	add("ens: raw: cos f + 3 align (model 1)", base)
-	add("ens: raw: mean cos f + 3 mean align", mix)
-}
-
-func mustLoad(dir string) *contrast.Model {
-	m, _, err := contrast.Load(dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return m
 }
