@@ -2,14 +2,16 @@ module github.com/ctxsim/ctxsim
 
 go 1.26.8
 
-// Listeners are plain TCP: a local run restricts Prism's job service to
-// this host with a socket filter, which Multipath TCP sockets do not take
-// (pipelines/internal/loopguard).
-godebug multipathtcp=0
+// A local run serves Prism's job service through a package of ctxsim's
+// own that Go lets import Prism's internal packages, because its module
+// path lies under Prism's (pipelines/internal/prismsvc,
+// deploy/prism-job-service.md).
+replace github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism/ctxsimsvc => ./pipelines/internal/prismsvc
 
 require (
 	cloud.google.com/go/storage v1.67.1
 	github.com/apache/beam/sdks/v2 v2.77.0
+	github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism/ctxsimsvc v0.0.0-00010101000000-000000000000
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/blevesearch/bleve_index_api v1.4.1
 	github.com/blevesearch/go-porterstemmer v1.0.3
@@ -24,6 +26,8 @@ require (
 	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/api v0.297.0
+	google.golang.org/grpc v1.83.2
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -122,6 +126,4 @@ require (
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260819154853-08b0e4226688 // indirect
-	google.golang.org/grpc v1.83.2 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,9 +16,10 @@ import (
 // the default runner) in a private network namespace joined by a veth link
 // to a second namespace, "another host". While the harvest is stopped
 // mid-run (SIGSTOP), the other host tries every TCP port the harvest
-// listens on. By default none may accept; with --expose_job_service the
-// job service must (the control that shows the probe can see an open port).
-// Both harvests must succeed.
+// listens on. By default every listener is on a loopback address and none
+// accepts; with --expose_job_service Beam's own job service listens on
+// every interface and must accept (the control that shows the probe can
+// see an open port). Both harvests must succeed.
 func TestJobServiceClosedToOtherHosts(t *testing.T) {
 	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
 		if os.Getenv("CTXSIM_REQUIRE_NETNS") != "" {
@@ -66,13 +68,22 @@ func TestJobServiceClosedToOtherHosts(t *testing.T) {
 			if rc != "0" {
 				t.Fatalf("harvest exit %q\n%s", rc, strings.Join(lines, "\n"))
 			}
-			wildcard := false
+			wildcard, loopback := false, 0
 			for _, a := range listeners {
 				wildcard = wildcard || strings.HasPrefix(a, "*:") || strings.HasPrefix(a, "[::]:") || strings.HasPrefix(a, "0.0.0.0:")
+				if strings.HasPrefix(a, "127.0.0.1:") || strings.HasPrefix(a, "[::1]:") {
+					loopback++
+				}
 			}
-			if !wildcard || len(open)+len(closed) < 2 {
-				t.Fatalf("probed %d ports of listeners %v, want the job service (on every interface) among them\n%s",
+			if len(open)+len(closed) < 2 {
+				t.Fatalf("probed %d ports of listeners %v, want the job service and the worker pool among them\n%s",
 					len(open)+len(closed), listeners, strings.Join(lines, "\n"))
+			}
+			if tc.reach && !wildcard {
+				t.Fatalf("with %s no listener on every interface among %v\n%s", tc.flags, listeners, strings.Join(lines, "\n"))
+			}
+			if !tc.reach && loopback != len(listeners) {
+				t.Errorf("listeners %v: want every one on a loopback address", listeners)
 			}
 			if tc.reach && len(open) == 0 {
 				t.Errorf("with %s no port was reachable from the other host: the probe cannot see an open port\n%s", tc.flags, strings.Join(lines, "\n"))
@@ -170,5 +181,47 @@ func TestOutputOfAnotherJobRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(corpus, "pairs")); !os.IsNotExist(err) {
 		t.Errorf("the refused harvest wrote pairs/: %v", err)
+	}
+}
+
+// TestLocalRunAsOtherUser indexes and harvests a small corpus as uid 65534
+// (nobody), a user without privileges, as most users run jobs: the local
+// job service must start without any privilege. Starting a process as
+// another user needs root.
+func TestLocalRunAsOtherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		if os.Getenv("CTXSIM_REQUIRE_NETNS") != "" {
+			t.Fatal("needs root to start a process as another user")
+		}
+		t.Skip("needs root to start a process as another user")
+	}
+	corpusOut, model := harvestFixture(t)
+	dir, err := os.MkdirTemp("", "ctxsim-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// nobody needs to reach the binaries and the fixture, and to write dir.
+	for _, d := range []string{binDir, dir, filepath.Dir(corpusOut), filepath.Dir(filepath.Dir(corpusOut))} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec.Command("chmod", "-R", "a+rX", filepath.Dir(corpusOut)).Run(); err != nil {
+		t.Fatal(err)
+	}
+	asNobody := func(name string, args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir, name), args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir, "TMPDIR="+dir, "CTXSIM_CACHE_DIR="+filepath.Join(dir, "cache"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := asNobody("harvest", harvestArgs(corpusOut, model, filepath.Join(dir, "h"))...); err != nil {
+		t.Fatalf("harvest as uid 65534: %v\n%s", err, out)
+	}
+	if n := len(sortedPairs(t, filepath.Join(dir, "h", "pairs"))); n == 0 {
+		t.Error("the harvest as uid 65534 wrote no pairs")
 	}
 }

@@ -215,7 +215,8 @@ func startHeapProfile() (stop func(), err error) {
 	return func() { close(done); <-finished }, nil
 }
 
-// loopback reports whether the job's workers run in this process.
+// loopback reports whether the job's workers run in this process: Beam's
+// loopback environment, or the local worker pool (startLocalService).
 func loopback() bool {
-	return strings.EqualFold(jobrun.FlagValue("environment_type"), "loopback")
+	return jobrun.InProcessPool() || strings.EqualFold(jobrun.FlagValue("environment_type"), "loopback")
 }

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(failingJobEnv) != "" {
 		failingJob()
 	}
+	if e := os.Getenv(probeEnv); e != "" {
+		probe(e)
+	}
 	beamtest.Main(m)
 }
 
@@ -92,7 +95,7 @@ func TestRunCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !loopback() {
-			t.Fatalf("environment_type = %q after a Prism run, want loopback", jobrun.FlagValue("environment_type"))
+			t.Fatalf("environment_type = %q (%q) after a Prism run, want this process's workers", jobrun.FlagValue("environment_type"), jobrun.FlagValue("environment_config"))
 		}
 		for k, want := range map[string]int64{
 			"jobrun_test/elements": n, "jobrun_test/grouped_values": n, "jobrun_test/groups": shards,

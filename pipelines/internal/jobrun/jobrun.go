@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Counters maps "namespace/name" to a counter's value, summed over steps.
@@ -46,13 +47,29 @@ func RunnerName() string {
 }
 
 // LocalWorkers reports whether the job's workers run on this machine: the
-// Prism or direct runner with the loopback environment (the default).
+// Prism or direct runner with the loopback environment (the default), or
+// with the worker pool a local run serves in this process (LocalPool).
 // Checks of the CPU (such as gen.CheckPrecision) can then be made before
 // the job starts, instead of failing in every worker.
 func LocalWorkers() bool {
 	r := RunnerName()
 	env := strings.ToUpper(FlagValue("environment_type"))
-	return (r == "prism" || r == "direct") && (env == "" || env == "LOOPBACK")
+	return (r == "prism" || r == "direct") && (env == "" || env == "LOOPBACK" || InProcessPool())
+}
+
+// localPool is the endpoint of the worker pool this process serves for
+// local runs, once it serves.
+var localPool atomic.Value
+
+// SetLocalPool records the endpoint of the worker pool that runs a local
+// run's workers in this process.
+func SetLocalPool(endpoint string) { localPool.Store(endpoint) }
+
+// InProcessPool reports whether the job's environment is the worker pool
+// this process serves (SetLocalPool): its workers run in this process.
+func InProcessPool() bool {
+	p, _ := localPool.Load().(string)
+	return p != "" && strings.EqualFold(FlagValue("environment_type"), "external") && FlagValue("environment_config") == p
 }
 
 // Print writes the counters of the given namespaces, sorted.
