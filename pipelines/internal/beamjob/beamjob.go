@@ -4,6 +4,7 @@ package beamjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -79,9 +80,19 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	}
 	stopBeat := progress.Heartbeat(name, status)
 	res, err := beamx.RunWithMetrics(ctx, p)
+	if err == nil {
+		// Beam's portable runners return success for a cancelled job.
+		err = checkEnded(ctx, res)
+	}
 	stopBeat()
 	stop()
 	stopHeap()
+	if errors.Is(err, ErrCancelled) {
+		if !jobrun.NotRun() {
+			jobrun.Abandon(ctx, name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if err != nil {
 		if !jobrun.NotRun() {
 			jobrun.Abandon(ctx, name)

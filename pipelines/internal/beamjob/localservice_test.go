@@ -2,6 +2,7 @@ package beamjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,6 +96,56 @@ func jobClient(t *testing.T) jobpb.JobServiceClient {
 	}
 	t.Cleanup(func() { cc.Close() })
 	return jobpb.NewJobServiceClient(cc)
+}
+
+// TestRunCancelled cancels a running job through the job service, as
+// another client of the user's would: Run must return ErrCancelled, which
+// Beam's runner alone reports as success.
+func TestRunCancelled(t *testing.T) {
+	done, unhold := heldJob(t)
+	defer unhold()
+	cl := jobClient(t)
+	ctx := context.Background()
+	jobs, err := cl.GetJobs(ctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running []string
+	for _, j := range jobs.GetJobInfo() {
+		if j.GetState() == jobpb.JobState_RUNNING {
+			running = append(running, j.GetJobId())
+		}
+	}
+	if len(running) != 1 {
+		t.Fatalf("running jobs %v, want the held one", running)
+	}
+	if _, err := cl.Cancel(ctx, &jobpb.CancelJobRequest{JobId: running[0]}); err != nil {
+		t.Fatal(err)
+	}
+	unhold()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrCancelled) {
+			t.Fatalf("Run of a cancelled job: %v, want ErrCancelled", err)
+		}
+		if !strings.HasPrefix(err.Error(), "beamjob_test: cancelled") {
+			t.Errorf("error %q, want it to start with the job's name and \"cancelled\"", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Run did not return within two minutes of the cancel")
+	}
+}
+
+func TestEndState(t *testing.T) {
+	if err := endState(jobpb.JobState_DONE); err != nil {
+		t.Errorf("DONE: %v", err)
+	}
+	if err := endState(jobpb.JobState_CANCELLED); !errors.Is(err, ErrCancelled) {
+		t.Errorf("CANCELLED: %v", err)
+	}
+	if err := endState(jobpb.JobState_FAILED); err == nil || errors.Is(err, ErrCancelled) {
+		t.Errorf("FAILED: %v", err)
+	}
 }
 
 // probeEnv makes the test binary, started again with it set to the job
