@@ -60,6 +60,9 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	if err := startLocalService(name); err != nil {
 		return nil, err
 	}
+	if err := preflight(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	alone := running.Add(1) == 1
 	defer running.Add(-1)
 	if alone {

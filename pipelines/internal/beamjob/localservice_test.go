@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,5 +292,49 @@ func TestWorkerPoolOwnServiceOnly(t *testing.T) {
 	}
 	if len(p.workers) != 0 {
 		t.Errorf("workers %v started", p.workers)
+	}
+}
+
+// TestPreflightEndpoint: an --endpoint where nothing listens fails at once,
+// naming the endpoint; one that listens passes.
+func TestPreflightEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	start := time.Now()
+	err = reachable(context.Background(), open)
+	if err == nil || !strings.Contains(err.Error(), open) || !strings.Contains(err.Error(), "--endpoint") {
+		t.Errorf("reachable(%s) with nothing there: %v, want an error naming it", open, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s to fail", d)
+	}
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := reachable(context.Background(), ln.Addr().String()); err != nil {
+		t.Errorf("reachable(%s) with a listener: %v", ln.Addr(), err)
+	}
+	if err := reachable(context.Background(), "no-port"); err == nil {
+		t.Error("an endpoint without a port: no error")
+	}
+}
+
+// TestPreflightCredentials: with no Google credentials to be found,
+// Dataflow's check fails at once and says what is missing.
+func TestPreflightCredentials(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", dir)
+	t.Setenv("CLOUDSDK_CONFIG", dir)
+	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1") // no metadata server either
+	err := googleCredentials(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("googleCredentials with none: %v", err)
 	}
 }
