@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -521,25 +522,28 @@ func Table(w io.Writer, rs []Result) {
 	}
 }
 
-// baselineNames are the baselines a verdict compares the label with, in
-// its order, as a sentence names them.
-var baselineNames = []struct{ key, name string }{
-	{"tfidf_stem", "the stemmed TF-IDF baseline"},
-	{"tfidf", "the unigram TF-IDF baseline"},
-	{"ctx_cosine", "the context model's own cosine"},
-	{"ctx_cosine+tfidf_stem", "the hybrid rule over the context model's cosine"},
+// baselineNames are how a verdict's sentence names the baselines it knows;
+// any other baseline is named by its key.
+var baselineNames = map[string]string{
+	"tfidf_stem":            "the stemmed TF-IDF baseline",
+	"tfidf":                 "the unigram TF-IDF baseline",
+	"ctx_cosine":            "the context model's own cosine",
+	"ctx_cosine+tfidf_stem": "the hybrid rule over the context model's cosine",
+	"ctx_align":             "the context model's word alignment",
+	"mean_word_vectors":     "the mean of the coherence model's word vectors",
 }
 
 // Verdict says in words how the first variant's label, and its Eq. 4
-// alone, compare with the baselines (below the stemmed TF-IDF baseline or
-// the context model's own cosine is a warning), and how far a Spearman on
-// this many pairs can be trusted. It is empty without a variant.
+// alone, compare with every baseline that was run (below the strongest of
+// them is a warning: a label that a baseline beats is not worth its
+// cost), and how far a Spearman on this many pairs can be trusted. It is
+// empty without a variant.
 func (o *Output) Verdict() []report.Finding {
 	var first *Result
-	base := map[string]float64{}
+	var base []Result // the baselines, in the order they ran
 	for i, r := range o.Results {
 		if r.Eq4Spearman100 == nil {
-			base[r.Name] = r.Spearman100
+			base = append(base, r)
 		} else if first == nil {
 			first = &o.Results[i]
 		}
@@ -547,25 +551,29 @@ func (o *Output) Verdict() []report.Finding {
 	if first == nil {
 		return nil
 	}
+	// Strongest first, so that each clause names the bar to clear first.
+	sort.SliceStable(base, func(i, j int) bool { return base[i].Spearman100 > base[j].Spearman100 })
 	compare := func(subject string, v float64, isLabel bool) report.Finding {
 		level := report.Good
 		rel := map[string][]string{}
-		for _, b := range baselineNames {
-			bv, ok := base[b.key]
-			if !ok {
-				continue
+		var best *Result
+		for i, b := range base {
+			name := baselineNames[b.Name]
+			if name == "" {
+				name = b.Name
 			}
 			k := "above"
 			switch {
-			case v < bv:
+			case v < b.Spearman100:
 				k = "below"
-				if b.key == "tfidf_stem" || b.key == "ctx_cosine" {
-					level = report.Warn
-				}
-			case v == bv:
+				level = report.Warn
+			case v == b.Spearman100:
 				k = "level with"
 			}
-			rel[k] = append(rel[k], fmt.Sprintf("%s (%.1f)", b.name, bv))
+			rel[k] = append(rel[k], fmt.Sprintf("%s (%.1f)", name, b.Spearman100))
+			if best == nil || b.Spearman100 > best.Spearman100 {
+				best = &base[i]
+			}
 		}
 		var parts []string
 		for _, k := range []string{"below", "level with", "above"} {
@@ -579,7 +587,7 @@ func (o *Output) Verdict() []report.Finding {
 		}
 		text += "."
 		if level == report.Warn && isLabel {
-			text += " It does not clear the bar: below a baseline, the labels are not worth their cost."
+			text += fmt.Sprintf(" It does not clear the bar: %s scores higher without contexts, so the labels are not worth their cost.", best.Name)
 		}
 		return report.Finding{Level: level, Text: text}
 	}
