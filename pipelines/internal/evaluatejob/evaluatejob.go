@@ -36,8 +36,11 @@ defaults to small here: the harvest's default method (the contrastive
 context model, Eq. 4 as zwhite, the aligned labeler) at top_k 2000, rerank 200,
 set_size 100, a tenth of the depth of the harvest's default (--preset=default).
 
-Reads a TSV with a header and the columns score, s1, s2 (further columns are
-ignored), as in stsb-dev.tsv. Every variant runs on the same pairs and shares
+--sts reads an STS file in any of these layouts: ` + sts.Formats + `.
+STS files are not shipped with ctxsim: the STS Benchmark's come from the
+STS wiki (ixa2.si.ehu.eus/stswiki, Stsbenchmark.tar.gz) or the
+sentence-transformers/stsb dataset; SICK's SICK.txt from its authors. Every
+variant runs on the same pairs and shares
 one cache of (sentence, context) scores, so ablations that reuse contexts cost
 little. Each variant reports the label under its labeler, Eq. 4 alone (pure
 Origin) and Eq. 4 under the other similarity. Variants (--variants):

@@ -82,8 +82,25 @@ func printUsage(w io.Writer, usage string, fs *flag.FlagSet, runner func(string)
 		}
 	}
 	for i, f := range beam {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, names[i], summary(f.Usage, 80))
+		fmt.Fprintf(w, "  %-*s  %s\n", width, names[i], summary(runnerUsage(f.Name, f.Usage), 80))
 	}
+}
+
+// requiredBy says which runner needs the Beam flags whose help says
+// "(required)": none is required on a local (prism) run.
+var requiredBy = map[string]string{
+	"endpoint":         "(--runner=universal; a local prism run starts its own)",
+	"region":           "(--runner=dataflow)",
+	"staging_location": "(--runner=dataflow)",
+}
+
+// runnerUsage is a Beam flag's help with "(required)" replaced by the
+// runner that requires it.
+func runnerUsage(name, usage string) string {
+	if by, ok := requiredBy[name]; ok {
+		return strings.Replace(usage, "(required)", by, 1)
+	}
+	return usage
 }
 
 // summary is the first line of a flag's help, cut to about max characters.

@@ -48,6 +48,11 @@ func TestHelpListsJobFlagsBeforeRunnerFlags(t *testing.T) {
 	if strings.Contains(out, "For DOCKER") {
 		t.Errorf("a runner flag's help runs over one line:\n%s", out)
 	}
+	// No runner flag is "required" on a local run: the help names the
+	// runner that requires it.
+	if strings.Contains(out, "(required)") || !strings.Contains(out, "GCS staging location (--runner=dataflow).") {
+		t.Errorf("-staging_location's help does not name Dataflow:\n%s", out)
+	}
 }
 
 func TestHelpWithoutRunnerFlags(t *testing.T) {

@@ -35,7 +35,9 @@ const Usage = `
 train: corpus -> contrastive context model (ctx), and the paper's coherence
 (disc) and infilling (gen) models with their tokenizer.
 
-Reads the corpus like the index job (JSONL or text, local or gs://), holds out
+Reads the corpus like the index job (JSONL, Parquet or plain text, gzip or
+zstd or not, files, globs or directories, local or gs://; see bin/index
+-help), holds out
 a fraction of documents (by a hash of their IDs), and trains the models named
 by --models:
   ctx   the contrastive context model (the default labeler's scorer):
