@@ -304,6 +304,9 @@ func Bars(title, xLabel, yLabel string, labels []string, counts []float64) (*plo
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	p.NominalX(thin(labels, 10)...)
+	// Half a slot of room at each end, so that the first and last bars
+	// are drawn whole.
+	p.X.Min, p.X.Max = -0.5, float64(len(counts))-0.5
 	return p, nil
 }
 
@@ -332,6 +335,7 @@ func Histograms(title, xLabel string, names []string, groups map[string][]float6
 	if names == nil {
 		names = sortedKeys(groups)
 	}
+	entries := 0
 	for i, name := range names {
 		vs := groups[name]
 		if len(vs) == 0 {
@@ -355,8 +359,56 @@ func Histograms(title, xLabel string, names []string, groups map[string][]float6
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (%d)", name, len(vs)), l)
+		entries++
 	}
+	legendRoom(p, entries)
 	return p, nil
+}
+
+// legendRoom raises the top of p's y axis so that a legend of n entries,
+// drawn in the top corner, sits above the data instead of over it.
+func legendRoom(p *plot.Plot, n int) {
+	if n == 0 || !(p.Y.Max > p.Y.Min) {
+		return
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); ok {
+		return
+	}
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)*(1.08+0.07*float64(n))
+}
+
+// wrapLabels breaks tick labels into two lines, each at the space nearest
+// its middle, when any of them is longer than 8 characters, so that the
+// labels of narrow slots do not run into each other and all sit alike.
+func wrapLabels(labels []string) []string {
+	long := false
+	for _, l := range labels {
+		long = long || len(l) > 8
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = l
+		if !long {
+			continue
+		}
+		best := -1
+		for j, r := range l {
+			if r == ' ' && (best < 0 || abs(j-len(l)/2) < abs(best-len(l)/2)) {
+				best = j
+			}
+		}
+		if best >= 0 {
+			out[i] = l[:best] + "\n" + l[best+1:]
+		}
+	}
+	return out
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // Boxes is a box plot of each group's values, groups in the given order and
@@ -388,7 +440,7 @@ func Boxes(title, yLabel string, names []string, groups map[string][]float64) (*
 		}
 		shown = append(shown, name)
 	}
-	p.NominalX(shown...)
+	p.NominalX(wrapLabels(shown)...)
 	return p, nil
 }
 
@@ -453,6 +505,7 @@ func Curves(title, xLabel, yLabel string, series []Series, levels []Level, logX 
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s %.4g", lv.Name, lv.Y), l)
 	}
+	legendRoom(p, len(series)+len(levels))
 	return p, nil
 }
 

@@ -203,3 +203,47 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// TestPlotsLeaveRoom checks the layout rules that keep a plot's text off
+// its data and inside its frame (legends and tick labels had been seen
+// overlapping and clipped in the browser).
+func TestPlotsLeaveRoom(t *testing.T) {
+	if got := strings.Join(wrapLabels([]string{"label", "Eq. 4 alone", "sentence vectors", "alignment"}), "|"); got != "label|Eq. 4\nalone|sentence\nvectors|alignment" {
+		t.Errorf("wrapLabels: %q", got)
+	}
+	if got := strings.Join(wrapLabels([]string{"near", "far (3)"}), "|"); got != "near|far (3)" {
+		t.Errorf("wrapLabels of short labels: %q", got)
+	}
+	b, err := Bars("t", "x", "y", []string{"a", "b", "c"}, []float64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.X.Min != -0.5 || b.X.Max != 2.5 {
+		t.Errorf("bars' x range [%g, %g], want [-0.5, 2.5]: the end bars would be cut in half", b.X.Min, b.X.Max)
+	}
+	h, err := Histograms("t", "x", nil, map[string][]float64{"a": {0.1, 0.2}, "b": {0.5}}, 0, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tallest bin is a fraction 1 (group b); the legend's two entries
+	// need room above it.
+	if h.Y.Max < 1.2 {
+		t.Errorf("histograms' y axis ends at %g: no room above the data (1) for the legend", h.Y.Max)
+	}
+	bx, err := Boxes("t", "y", []string{"near", "random"}, map[string][]float64{"near": {1, 2, 3}, "random": {1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bx.X.Tick.Marker == nil {
+		t.Fatal("no tick marker")
+	}
+	var labels []string
+	for _, tk := range bx.X.Tick.Marker.Ticks(bx.X.Min, bx.X.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, "|") != "near\n(3)|random\n(2)" {
+		t.Errorf("box labels %q", labels)
+	}
+}
