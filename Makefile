@@ -40,7 +40,7 @@ build: build-note $(addprefix $(BIN)/,$(BINS))
 build-note:
 	@if [ ! -d "$$($(GO) env GOMODCACHE)/$(BEAM)" ]; then \
 	  echo "make: first build: go downloads the Apache Beam Go SDK and the other Go modules (about 360 MB)" \
-	    "and compiles them: about 4 minutes of CPU, at most 1.3 GB of memory; later builds take seconds"; \
+	    "and compiles them: 4 to 5 minutes of CPU, at most 1 GB of memory; later builds take seconds"; \
 	fi
 	@echo "make: building $(BIN)/{$$(echo $(BINS) | tr ' ' ,)}"
 
