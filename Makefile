@@ -13,14 +13,39 @@ else ifneq ($(BLAS),go)
 $(error BLAS must be go or openblas, not $(BLAS))
 endif
 
-.PHONY: all build demo models test test-openblas test-short bench tools clean
+.PHONY: all build build-note demo models test test-openblas test-short bench tools clean
 
 all: build
 
-build: $(addprefix bin/,$(BINS))
+# The tools' link flags: -w leaves out DWARF debugging information, a
+# sixth of each binary (`make LDFLAGS=` keeps it); the symbol table stays,
+# since Beam looks functions up in it by name. The source revision is
+# stamped into the harvest's provenance for builds whose build
+# information records none (GOFLAGS=-buildvcs=false, common in CI images).
+LDFLAGS ?= -w
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+ifneq ($(REVISION),)
+STAMP := github.com/ctxsim/ctxsim/transforms/harvest
+MODIFIED := $(shell if [ -n "$$(git status --porcelain 2>/dev/null)" ]; then echo true; else echo false; fi)
+GO_LDFLAGS = $(LDFLAGS) -X $(STAMP).stampedRevision=$(REVISION) -X $(STAMP).stampedModified=$(MODIFIED)
+else
+GO_LDFLAGS = $(LDFLAGS)
+endif
+# Where `make build` puts the tools (pipelines/e2e builds its own elsewhere).
+BIN ?= bin
+BEAM := github.com/apache/beam/sdks/v2@$(shell sed -n 's|^\tgithub.com/apache/beam/sdks/v2 ||p' go.mod)
 
-bin/%: FORCE
-	$(GO) build $(GOTAGS) -o $@ ./pipelines/$*
+build: build-note $(addprefix $(BIN)/,$(BINS))
+
+build-note:
+	@if [ ! -d "$$($(GO) env GOMODCACHE)/$(BEAM)" ]; then \
+	  echo "make: first build: go downloads the Apache Beam Go SDK and the other Go modules (about 360 MB)" \
+	    "and compiles them: 4 to 5 minutes of CPU, at most 1 GB of memory; later builds take seconds"; \
+	fi
+	@echo "make: building $(BIN)/{$$(echo $(BINS) | tr ' ' ,)}"
+
+$(BIN)/%: FORCE
+	$(GO) build $(GOTAGS) -ldflags '$(GO_LDFLAGS)' -o $@ ./pipelines/$*
 
 FORCE:
 
@@ -61,9 +86,15 @@ models: bin/train
 
 # Unit and pipeline tests, on the default (pure-Go) build. DuckDB
 # interoperability is checked when tools/duckdb is installed (always in CI).
-test: tools/duckdb/node_modules
+# gotestsum (from the Go module proxy, into .tools/) prints each test as it
+# ends, so that the long packages (pipelines/e2e) show their progress.
+GOTESTSUM := .tools/gotestsum
+$(GOTESTSUM):
+	GOBIN=$(CURDIR)/.tools $(GO) install gotest.tools/gotestsum@v1.13.0
+
+test: tools/duckdb/node_modules $(GOTESTSUM)
 	$(GO) vet ./...
-	$(GO) test $(GOTAGS) -timeout 30m ./...
+	$(GOTESTSUM) --format testname --format-hide-empty-pkg -- $(GOTAGS) -timeout 30m ./...
 
 # The models' core and scorers with OpenBLAS linked (needs libopenblas-dev).
 test-openblas:

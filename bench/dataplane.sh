@@ -35,6 +35,7 @@
 #     POINTS="near:8,mid:24,random:24" NEIGHBOURS=50 WAVES=8 GOMEMLIMIT=7GiB bench/dataplane.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 POINTS=${POINTS:-"near:3,random:7 near:3,random:27"}
 NEIGHBOURS=${NEIGHBOURS:-1}
 # Prism holds every element in flight; without a limit the garbage
@@ -42,7 +43,8 @@ NEIGHBOURS=${NEIGHBOURS:-1}
 export GOMEMLIMIT=${GOMEMLIMIT:-16GiB}
 LINKS=${LINKS:-0}
 WAVES=${WAVES:-1}
-C=${CORPUS:-../shared/data/corpus/mixed-2m.jsonl.gz}
+CORPUS=${CORPUS:-../shared/data/corpus/mixed-2m.jsonl.gz}
+C=$CORPUS
 IDX=${IDX:-out/bench/m2}
 LABELER=${LABELER:-lexical}
 SAMPLE=${SAMPLE:-1}
@@ -60,6 +62,7 @@ if [ "$LABELER" != lexical ] && [ -z "$MODEL" ]; then
 fi
 echo "" >> "$RES"
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): data plane on $(basename $C .jsonl.gz) (sample $SAMPLE), $LABELER labeler, $WAVES wave(s)${GOMEMLIMIT:+, GOMEMLIMIT=$GOMEMLIMIT}${NOTE:+ ($NOTE)}" | tee -a "$RES"
+bench_knobs POINTS NEIGHBOURS LINKS WAVES CORPUS IDX LABELER SAMPLE EXTRA MODEL RES GOMEMLIMIT NOTE | tee -a "$RES"
 echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r)" | tee -a "$RES"
 
 # run NAME ARGS...: one harvest, its RSS sampled, then its line.

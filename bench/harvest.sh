@@ -21,6 +21,7 @@
 # and go run ./bench/harvestcmp compares two runs' labels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 MODEL=${MODEL:-out/train/mixed-20m}
 PRESETS=${PRESETS:-"demo:0.002 paper:0.0001"}
 QUOTAS=${QUOTAS:-1}
@@ -38,6 +39,7 @@ bin/encode --corpus=out/bench/m2 --model="$MODEL" > out/bench/m2-encode.log 2>&1
   { tail -5 out/bench/m2-encode.log; exit 1; }
 echo "" >> "$RES"
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): harvest cost on mixed-2m, models $MODEL${FLAGS:+, flags $FLAGS}${NOTE:+ ($NOTE)}" | tee -a "$RES"
+bench_knobs MODEL PRESETS QUOTAS FLAGS TAG NOTE | tee -a "$RES"
 echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: the default (--blas=go)" | tee -a "$RES"
 for ps in $PRESETS; do
  for q in $QUOTAS; do

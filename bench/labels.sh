@@ -29,6 +29,7 @@
 # PAPER_STEPS (default 3000), PAPER_PAIRS (default 150).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 if [ $# -lt 2 ]; then
   echo "usage: bench/labels.sh CORPUS STS_FILE..." >&2
   exit 2
@@ -57,6 +58,7 @@ step() { # step NAME command...: runs and times a step
 start=$SECONDS
 : > "$dir/labels.log"
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): bench/labels.sh $CORPUS $*"
+bench_knobs OUT HARVEST_SAMPLE HARVEST_WINDOWS HARVEST_PRESET SIZES PAPER PAPER_STEPS PAPER_PAIRS THREADS | tee -a "$dir/labels.log"
 log "CPU: $(bench/cpu.sh), $(nproc) threads; kernel $(uname -r)"
 make -s build
 

@@ -21,6 +21,7 @@
 #   BIN=bin/bench PY=python3 COMMIT=$(git rev-parse --short HEAD) bench/models.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 RES=${RES:-bench/results.txt}
 ROUNDS=${ROUNDS:-3}
 SHARED=${SHARED:-../shared}
@@ -31,6 +32,7 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
 log() { echo "$*" | tee -a "$RES"; }
 log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $COMMIT: models, one thread, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}"
+bench_knobs RES ROUNDS SHARED BIN PY COMMIT NOTE | tee -a "$RES"
 log "cpu: $(bench/cpu.sh) ($(nproc) threads available); kernel $(uname -r)"
 log "threads: Go -cpu 1 (GOMAXPROCS=1), nn GEMM 1, OpenBLAS 1; PyTorch set_num_threads(1) with OPENBLAS/OMP/MKL_NUM_THREADS=1"
 # The short benchmarks (a 1024³ product, a BiLSTM batch: tens of

@@ -6,6 +6,7 @@
 #   MODEL=out/train/mixed-20m PAIRS=200 bench/origin.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 MODEL=${MODEL:-out/train/mixed-20m}
 PAIRS=${PAIRS:-0}
 PRESET=${PRESET:-small}
@@ -21,5 +22,6 @@ bin/evaluate --sts=../shared/data/eval/stsb-dev.tsv --index=$INDEX/index --chunk
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): Origin on STS-B dev, index $INDEX, models $MODEL, preset $PRESET, pairs $PAIRS ${EXTRA:-}${NOTE:+ ($NOTE)}"
+  bench_knobs MODEL PAIRS PRESET INDEX VARIANTS EXTRA NOTE
   sed -n '/^variant/,/^evaluate: done/p' "$out.log"
 } >> "$RES"

@@ -7,6 +7,7 @@
 #   MODEL=out/train/mixed-20m SAMPLE=0.001 bench/refresh.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 MODEL=${MODEL:-out/train/mixed-20m}
 SAMPLE=${SAMPLE:-0.001}
 PRESET=${PRESET:-demo}
@@ -56,5 +57,6 @@ PY
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): refresh of mixed-2m against a full run, models $MODEL, preset $PRESET, sample $SAMPLE"
+  bench_knobs MODEL SAMPLE PRESET
   cat $W/report.txt
 } >> "$RES"

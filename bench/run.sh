@@ -4,6 +4,7 @@
 # the unigram option. Appends to bench/results.txt. Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-out/bench}
 RES=bench/results.txt
@@ -17,6 +18,7 @@ go build -o bin/retrievalbench ./bench/retrievalbench
 log() { echo "$*" | tee -a "$RES"; }
 log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD) on $(nproc) cores"
+bench_knobs DATA WORK | tee -a "$RES"
 
 # 1. Sentence splitting (first 20 MB of mixed-20m paragraphs).
 go test -run '^$' -bench 'Split' -benchtime 3x ./retrieval/corpus | grep -E '^Benchmark' | tee -a "$RES"

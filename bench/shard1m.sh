@@ -11,6 +11,7 @@
 #   BINS="/tmp/rb-before bin/retrievalbench" ROUNDS=3 bench/shard1m.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-out/bench/shard1m}
 REPEAT=${REPEAT:-3}
@@ -27,6 +28,7 @@ mkdir -p "$WORK"
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): one shard of mixed-20m x$REPEAT, $(cat "$WORK/build.txt"), index $(du -sLm "$WORK/x$REPEAT" | cut -f1) MiB"
+  bench_knobs DATA WORK REPEAT ROUNDS BINS
   echo "cpu: $(bench/cpu.sh) ($(nproc) threads; queries on one: GOMAXPROCS=1); kernel $(uname -r)"
 } | tee -a "$RES"
 for r in $(seq "$ROUNDS"); do

@@ -9,6 +9,7 @@
 #   ENCODER=bilstm OBJECTIVES=l2,multisim SIZES=1000,0 EPOCHS=2 LR=0.0005 bench/surrogate.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 MODEL=${MODEL:-out/train/mixed-20m}
 PAIRS=${PAIRS:-out/bench/harvest-lc/pairs}
 CHUNKS=${CHUNKS:-out/bench/m2/chunks/*.parquet}
@@ -32,6 +33,7 @@ bin/surrogate "${args[@]}" | tee "$out.log"
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): surrogate learning curve, encoder $ENCODER${INIT:+, init $INIT}, pairs $PAIRS, models $MODEL${NOTE:+ ($NOTE)}"
+  bench_knobs MODEL PAIRS CHUNKS SIZES OBJECTIVES ENCODER INIT EPOCHS LR STS_PAIRS OUT ORIGIN NOTE
   echo "bin/surrogate ${args[*]}"
   grep '^surrogate: [0-9]' "$out.log" || true
   sed -n '/^encoder /,$p' "$out.log"

@@ -13,6 +13,7 @@
 #   MODEL=out/vb/models PRESET=paper_small SAMPLE=0.00005 bench/vectors.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 : "${MODEL:?set MODEL to a model directory from bin/train --models=...,disc}"
 CORPUS=${CORPUS:-../shared/data/corpus/mixed-20m.jsonl.gz}
 OUT=${OUT:-out/bench/vectors}
@@ -35,6 +36,7 @@ timed() { # timed NAME CMD...: runs CMD, leaves "user sys wall maxrss_kib" in $O
 {
   echo ""
   echo "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD): stored sentence vectors, corpus $(basename "$CORPUS"), models $MODEL, harvest --preset=$PRESET --sample=$SAMPLE $EXTRA"
+  bench_knobs CORPUS OUT PRESET SAMPLE EXTRA MODEL REENCODE
   echo "cpu: $(bench/cpu.sh) ($(nproc) threads, all used by Prism); kernel $(uname -r); matrix multiply: --blas=go"
 } | tee -a "$RES"
 

@@ -29,6 +29,7 @@
 # Appends a dated block to bench/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/knobs.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-out/bench}
 ROUNDS=${ROUNDS:-3}
@@ -63,6 +64,7 @@ log() { echo "$*" | tee -a "$RES"; }
 dirty=$(git diff --quiet HEAD -- . ':!bench/results.txt' && git diff --cached --quiet || echo "+dirty")
 log ""
 log "== $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD)$dirty: bleve vs Xapian, top-$K over $N STS-B dev queries, mixed-20m one shard bigrams, $ROUNDS interleaved rounds${NOTE:+ ($NOTE)}${BEFORE:+; before: $BEFORE}"
+bench_knobs DATA WORK ROUNDS N PROFILE FORCE_BUILD BEFORE NOTE | tee -a "$RES"
 info=$("$PY" bench/xapian.py info)
 log "$(head -1 <<<"$info"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "threads: bleve GOMAXPROCS=1 (one shard: one search goroutine); $(tail -1 <<<"$info" | sed 's/^xapian: /Xapian /')"

@@ -23,7 +23,12 @@ import (
 	"github.com/ctxsim/ctxsim/storage"
 )
 
-var binDir string
+var (
+	binDir string
+	// builtRevision is `git rev-parse HEAD` when TestMain built the tools,
+	// or "" outside a git work tree.
+	builtRevision string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ctxsim-e2e-bin-")
@@ -31,23 +36,24 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
-	for _, b := range []struct{ name, pkg string }{
-		{"index", "../index"},
-		{"retrieve", "../retrieve"},
-		{"train", "../train"},
-		{"encode", "../encode"},
-		{"harvest", "../harvest"},
-		{"evaluate", "../evaluate"},
-		{"refresh", "../refresh"},
-		{"surrogate", "../surrogate"},
-		{"prism", "github.com/apache/beam/sdks/v2/go/cmd/prism"},
-	} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", b.pkg, err)
-			os.Exit(1)
-		}
+	// The tools as `make build` builds them, with -buildvcs=false (as in
+	// many CI images) so that the revision in their provenance is the
+	// Makefile's stamp (TestHarvest checks it); Prism's job server apart.
+	if rev, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		builtRevision = strings.TrimSpace(string(rev))
+	}
+	mk := exec.Command("make", "-s", "-C", filepath.Join("..", ".."), "BIN="+dir, "build")
+	mk.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+	mk.Stdout, mk.Stderr = os.Stderr, os.Stderr
+	if err := mk.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "make build: %v\n", err)
+		os.Exit(1)
+	}
+	prism := exec.Command("go", "build", "-o", filepath.Join(dir, "prism"), "github.com/apache/beam/sdks/v2/go/cmd/prism")
+	prism.Stderr = os.Stderr
+	if err := prism.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build prism: %v\n", err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

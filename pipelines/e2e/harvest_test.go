@@ -201,6 +201,16 @@ func TestHarvest(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &sum) != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
+	// TestMain built the tools with `make build` and -buildvcs=false: the
+	// revision is the Makefile's stamp, or "unknown" outside a git work
+	// tree.
+	want := builtRevision
+	if want == "" {
+		want = harvest.UnknownRevision
+	}
+	if sum.Provenance == nil || sum.Provenance.Tool.Revision != want {
+		t.Errorf("provenance %+v, want the revision %s", sum.Provenance, want)
+	}
 	var histTotal int64
 	for i, bin := range sum.LabelHistogram {
 		histTotal += bin.Pairs

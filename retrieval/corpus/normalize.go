@@ -1,72 +1,16 @@
 package corpus
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/ctxsim/ctxsim/schemas"
 )
 
-// Normalize returns s in the form the splitter expects: every run of
-// Unicode whitespace (spaces, tabs, newlines, NBSP, ...) becomes one ASCII
-// space, the result is trimmed, control characters other than whitespace
-// are dropped, invalid UTF-8 bytes become U+FFFD, and the text is put in
-// Unicode NFC.
-//
-// Whitespace and control characters are handled before NFC, so that a
-// combining mark separated from its base by a dropped control character
-// still composes with it.
-func Normalize(s string) string {
-	if isCleanASCII(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	pendingSpace := false
-	for _, r := range s {
-		switch {
-		case unicode.IsSpace(r):
-			pendingSpace = b.Len() > 0
-		case unicode.IsControl(r):
-			// Dropped; a space pending before it stays pending.
-		default:
-			if pendingSpace {
-				b.WriteByte(' ')
-				pendingSpace = false
-			}
-			b.WriteRune(r) // utf8.RuneError for invalid bytes: U+FFFD.
-		}
-	}
-	return norm.NFC.String(b.String())
-}
-
-// isCleanASCII reports whether s is printable ASCII with single inner
-// spaces only, so that Normalize(s) == s.
-func isCleanASCII(s string) bool {
-	if s == "" {
-		return true
-	}
-	if s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
-	}
-	prevSpace := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ':
-			if prevSpace {
-				return false
-			}
-			prevSpace = true
-		case c > ' ' && c < 0x7f:
-			prevSpace = false
-		default:
-			return false
-		}
-	}
-	return true
-}
+// Normalize returns s in the form the splitter expects
+// (schemas.NormalizeText): one ASCII space for every run of whitespace,
+// trimmed, without control characters, invalid UTF-8 as U+FFFD, in NFC.
+func Normalize(s string) string { return schemas.NormalizeText(s) }
 
 // hasText reports whether Normalize(s) would be non-empty, without
 // building it.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxsim/ctxsim/retrieval/corpus"
+	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
 )
 
@@ -97,7 +97,7 @@ func Parse(path string, data []byte) ([]Pair, error) {
 		if err != nil || math.IsNaN(g) {
 			return nil, fmt.Errorf("%s:%d: bad score %q", path, line, cols[lay.score])
 		}
-		s1, s2 := corpus.Normalize(cols[lay.s1]), corpus.Normalize(cols[lay.s2])
+		s1, s2 := schemas.NormalizeText(cols[lay.s1]), schemas.NormalizeText(cols[lay.s2])
 		if s1 == "" || s2 == "" {
 			return nil, fmt.Errorf("%s:%d: empty sentence", path, line)
 		}

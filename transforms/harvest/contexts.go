@@ -15,15 +15,16 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf(schemas.ContextSet{}))
-	register.DoFn4x1[context.Context, schemas.Retrieval, func(schemas.ContextSet), func(schemas.DeadLetter), error](&contextSetFn{})
+	beamreg.DoFn(&contextSetFn{})
 	register.Emitter1[schemas.ContextSet]()
-	register.DoFn3x0[context.Context, schemas.Sentence, func(schemas.Sentence)](&filterFn{})
+	beamreg.DoFn(&filterFn{})
 	register.Emitter1[schemas.Sentence]()
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
@@ -17,8 +18,7 @@ func init() {
 	// Every record written through parquetio is registered, so that its
 	// tables' manifests name it.
 	beam.RegisterType(reflect.TypeOf(schemas.TrainingPair{}))
-	register.DoFn5x1[context.Context, schemas.LabeledPair, func(schemas.TrainingPair), func(schemas.TrainingPair),
-		func(schemas.TrainingPair), error](&exportFn{})
+	beamreg.DoFn(&exportFn{})
 	register.Emitter1[schemas.TrainingPair]()
 }
 

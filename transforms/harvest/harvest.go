@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/index"
 	"github.com/ctxsim/ctxsim/transforms/ingest"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
@@ -18,7 +19,7 @@ func init() {
 	register.Function1x1[schemas.Sentence, schemas.ContextSet](textSet)
 	register.Function2x0[schemas.Sentence, func(schemas.ContextSet)](noSet)
 	register.Function2x0[schemas.ContextSet, func(schemas.ContextSet)](dropSet)
-	register.DoFn1x1[schemas.Retrieval, schemas.Retrieval](&topHitsFn{})
+	beamreg.DoFn(&topHitsFn{})
 	register.Emitter1[schemas.ContextSet]()
 }
 

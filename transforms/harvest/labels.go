@@ -15,6 +15,7 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
@@ -25,9 +26,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(schemas.LabeledPair{}))
 	register.Function1x2[schemas.ContextSet, string, schemas.ContextSet](keyContextSet)
 	register.Function1x2[Pair, string, Pair](keyPairByA)
-	register.DoFn5x0[context.Context, string, func(*Pair) bool, func(*schemas.ContextSet) bool, func(string, halfPair)](&joinAFn{})
-	register.DoFn6x0[context.Context, string, func(*halfPair) bool, func(*schemas.ContextSet) bool, func(pairGroup), func(schemas.DeadLetter)](&joinBFn{})
-	register.DoFn4x1[context.Context, pairGroup, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&labelFn{})
+	beamreg.DoFn(&joinAFn{})
+	beamreg.DoFn(&joinBFn{})
+	beamreg.DoFn(&labelFn{})
 	register.Function2x0[pairGroup, func(pairJob)](ungroup)
 	register.Function1x1[pairJob, pairGroup](single)
 	register.Iter1[schemas.ContextSet]()

@@ -16,18 +16,19 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf(Pair{}))
 	beam.RegisterType(reflect.TypeOf(member{}))
-	register.DoFn2x0[schemas.Retrieval, func(string, member)](&neighbourFn{})
-	register.DoFn2x0[schemas.Sentence, func(string, member)](&ownChunksFn{})
-	register.DoFn4x0[context.Context, string, func(*member) bool, func(string, Pair)](&chunkPairsFn{})
-	register.DoFn2x0[schemas.Sentence, func(int, string)](&randomGroupFn{})
-	register.DoFn3x0[int, func(*string) bool, func(string, Pair)](&randomPairsFn{})
-	register.DoFn4x0[context.Context, string, func(*Pair) bool, func(Pair)](&quotaFn{})
+	beamreg.DoFn(&neighbourFn{})
+	beamreg.DoFn(&ownChunksFn{})
+	beamreg.DoFn(&chunkPairsFn{})
+	beamreg.DoFn(&randomGroupFn{})
+	beamreg.DoFn(&randomPairsFn{})
+	beamreg.DoFn(&quotaFn{})
 	register.Iter1[member]()
 	register.Iter1[Pair]()
 	register.Iter1[string]()

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsim/ctxsim/scoring/lexical"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/index"
 )
@@ -51,13 +52,13 @@ func init() {
 	for _, t := range []any{SentenceTerms{}, PartContext{}, PartCands{}, PartSums{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
-	register.DoFn4x1[context.Context, schemas.Sentence, func(SentenceTerms), func(schemas.DeadLetter), error](&partTermsFn{})
-	register.DoFn6x1[context.Context, string, func(*schemas.Sentence) bool, func(*SentenceTerms) bool, func(*schemas.Retrieval) bool, func(schemas.Retrieval), error](&partSearchFn{})
-	register.DoFn3x1[context.Context, schemas.Retrieval, func(PartCands), error](&partCandsFn{})
-	register.DoFn4x1[string, func(*PartCands) bool, func(*PartCands) bool, func(PartCands), error](&keepBestFn{})
-	register.DoFn4x0[context.Context, PartCands, func(schemas.ContextSet), func(schemas.DeadLetter)](&mergeSetsFn{})
-	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(PartSums), func(schemas.DeadLetter)](&sideBPartFn{})
-	register.DoFn5x1[context.Context, string, func(*PartSums) bool, func(schemas.LabeledPair), func(schemas.DeadLetter), error](&finishPartsFn{})
+	beamreg.DoFn(&partTermsFn{})
+	beamreg.DoFn(&partSearchFn{})
+	beamreg.DoFn(&partCandsFn{})
+	beamreg.DoFn(&keepBestFn{})
+	beamreg.DoFn(&mergeSetsFn{})
+	beamreg.DoFn(&sideBPartFn{})
+	beamreg.DoFn(&finishPartsFn{})
 	register.Function1x2[SentenceTerms, string, SentenceTerms](keyTerms)
 	register.Function1x2[schemas.Retrieval, string, schemas.Retrieval](keyRetrieval)
 	register.Function1x2[PartCands, string, PartCands](keyCands)

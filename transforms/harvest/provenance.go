@@ -61,8 +61,11 @@ type Provenance struct {
 
 // Tool is a program's build, from its build information
 // (runtime/debug.ReadBuildInfo): the main module's path and version
-// ("(devel)" for a build from a work tree) and, when the build recorded
-// them, the VCS revision and whether the work tree had local changes.
+// ("(devel)" for a build from a work tree) and the VCS revision and
+// whether the work tree had local changes. A build with -buildvcs=false
+// (GOFLAGS in many CI images) records no revision in its build
+// information; `make build` then stamps it (see stampedRevision), and
+// Revision is UnknownRevision when neither did.
 type Tool struct {
 	Module    string `json:"module,omitempty"`
 	Version   string `json:"version,omitempty"`
@@ -72,23 +75,51 @@ type Tool struct {
 	GoVersion string `json:"go_version,omitempty"`
 }
 
+// UnknownRevision is Tool.Revision for a build that recorded no revision.
+const UnknownRevision = "unknown"
+
+// stampedRevision and stampedModified are set by the Makefile's build
+// (-ldflags -X) to `git rev-parse HEAD` and to "true" or "false" for local
+// changes, so that a build with -buildvcs=false still names its source.
+// The build information's own revision, when there is one, comes first.
+var stampedRevision, stampedModified string
+
 // ThisTool is the build of the running program.
 func ThisTool() Tool {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Tool{}
+		bi = nil
 	}
-	t := Tool{Module: bi.Main.Path, Version: bi.Main.Version, GoVersion: bi.GoVersion}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			t.Revision = s.Value
-		case "vcs.time":
-			t.Time = s.Value
-		case "vcs.modified":
-			m := s.Value == "true"
+	return toolOf(bi, stampedRevision, stampedModified)
+}
+
+// toolOf is the Tool of build information bi (nil when there is none)
+// and of the Makefile's stamp.
+func toolOf(bi *debug.BuildInfo, revision, modified string) Tool {
+	var t Tool
+	if bi != nil {
+		t = Tool{Module: bi.Main.Path, Version: bi.Main.Version, GoVersion: bi.GoVersion}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				t.Revision = s.Value
+			case "vcs.time":
+				t.Time = s.Value
+			case "vcs.modified":
+				m := s.Value == "true"
+				t.Modified = &m
+			}
+		}
+	}
+	if t.Revision == "" && revision != "" {
+		t.Revision = revision
+		if modified == "true" || modified == "false" {
+			m := modified == "true"
 			t.Modified = &m
 		}
+	}
+	if t.Revision == "" {
+		t.Revision = UnknownRevision
 	}
 	return t
 }

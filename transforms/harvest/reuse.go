@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
@@ -24,13 +25,11 @@ func init() {
 	register.Function1x2[pairJob, string, pairJob](keyJobByID)
 	register.Function2x0[schemas.ContextSet, func(string, string)](setChunksFn)
 	register.Function1x2[schemas.Chunk, string, bool](chunkKeyFn)
-	register.DoFn4x0[string, func(*string) bool, func(*bool) bool, func(string, string)](&staleFn{})
-	register.DoFn8x0[context.Context, string, func(*schemas.Sentence) bool, func(*schemas.ContextSet) bool,
-		func(*string) bool, func(schemas.Sentence), func(schemas.Sentence), func(schemas.ContextSet)](&reuseSetsFn{})
+	beamreg.DoFn(&staleFn{})
+	beamreg.DoFn(&reuseSetsFn{})
 	register.Iter1[bool]()
 	register.Emitter2[string, string]()
-	register.DoFn5x0[context.Context, string, func(*pairJob) bool, func(*schemas.LabeledPair) bool,
-		func(pairJob)](&reuseLabelFn{})
+	beamreg.DoFn(&reuseLabelFn{})
 	register.Iter1[pairJob]()
 	register.Emitter1[pairJob]()
 	register.Iter1[schemas.Sentence]()

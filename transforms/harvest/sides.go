@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsim/ctxsim/resources"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
@@ -39,9 +40,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(halfSums{}))
 	register.Function1x2[schemas.ContextSet, string, sentenceText](keySetText)
 	register.Function1x2[Pair, string, Pair](keyPairByB)
-	register.DoFn6x0[context.Context, string, func(*Pair) bool, func(*sentenceText) bool, func(string, pairText), func(schemas.DeadLetter)](&textJoinFn{})
-	register.DoFn6x0[context.Context, string, func(*pairText) bool, func(*schemas.ContextSet) bool, func(string, halfSums), func(schemas.DeadLetter)](&sideAFn{})
-	register.DoFn6x0[context.Context, string, func(*halfSums) bool, func(*schemas.ContextSet) bool, func(schemas.LabeledPair), func(schemas.DeadLetter)](&sideBFn{})
+	beamreg.DoFn(&textJoinFn{})
+	beamreg.DoFn(&sideAFn{})
+	beamreg.DoFn(&sideBFn{})
 	register.Iter1[sentenceText]()
 	register.Iter1[pairText]()
 	register.Iter1[halfSums]()

@@ -16,18 +16,19 @@ import (
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func init() {
-	register.DoFn2x0[schemas.Chunk, func(int, schemas.Chunk)](&keyByShardFn{})
+	beamreg.DoFn(&keyByShardFn{})
 	register.Emitter2[int, schemas.Chunk]()
-	register.DoFn5x1[context.Context, int, func(*schemas.Chunk) bool, func(string), func(schemas.DeadLetter), error](&buildShardFn{})
+	beamreg.DoFn(&buildShardFn{})
 	register.Iter1[schemas.Chunk]()
 	register.Emitter1[string]()
 	register.Emitter1[schemas.DeadLetter]()
-	register.DoFn3x2[context.Context, []byte, func(*string) bool, string, error](&finalizeFn{})
+	beamreg.DoFn(&finalizeFn{})
 	register.Iter1[string]()
 }
 

@@ -9,13 +9,14 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf(schemas.Retrieval{}))
-	register.DoFn4x1[context.Context, schemas.Sentence, func(schemas.Retrieval), func(schemas.DeadLetter), error](&retrieveFn{})
+	beamreg.DoFn(&retrieveFn{})
 	register.Emitter1[schemas.Retrieval]()
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 	"github.com/ctxsim/ctxsim/schemas"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/progress"
 )
@@ -38,15 +39,15 @@ func init() {
 	} {
 		beam.RegisterType(t)
 	}
-	register.DoFn3x1[context.Context, string, func(corpus.Input), error](&expandFn{})
+	beamreg.DoFn(&expandFn{})
 	register.Emitter1[corpus.Input]()
-	register.DoFn4x1[context.Context, corpus.Input, func(schemas.Document), func(schemas.DeadLetter), error](&readFileFn{})
+	beamreg.DoFn(&readFileFn{})
 	register.Emitter1[schemas.Document]()
 	register.Emitter1[schemas.DeadLetter]()
 	register.Function1x2[schemas.Document, string, schemas.Document](keyByDocID)
-	register.DoFn5x0[context.Context, string, func(*schemas.Document) bool, func(schemas.Document), func(schemas.DeadLetter)](&dedupeFn{})
+	beamreg.DoFn(&dedupeFn{})
 	register.Iter1[schemas.Document]()
-	register.DoFn5x0[context.Context, schemas.Document, func(schemas.Sentence), func(schemas.Chunk), func(schemas.DeadLetter)](&splitFn{})
+	beamreg.DoFn(&splitFn{})
 	register.Emitter1[schemas.Sentence]()
 	register.Emitter1[schemas.Chunk]()
 }

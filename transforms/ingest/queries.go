@@ -17,15 +17,16 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/sts"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, string, func(schemas.Sentence), func(schemas.DeadLetter), error](&readQueriesFn{})
+	beamreg.DoFn(&readQueriesFn{})
 	register.Function1x2[schemas.Sentence, string, schemas.Sentence](keyBySentenceID)
 	register.Function2x1[string, func(*schemas.Sentence) bool, schemas.Sentence](firstSentence)
 	register.Iter1[schemas.Sentence]()
-	register.DoFn2x0[schemas.Sentence, func(schemas.Sentence)](&sampleFn{})
+	beamreg.DoFn(&sampleFn{})
 }
 
 // QueryDocID is the DocID of sentences read by ReadQueries: they come from

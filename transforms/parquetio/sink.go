@@ -19,19 +19,20 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
-	register.DoFn2x1[beam.T, func(int, beam.T), error](&keyByShardFn{})
-	register.DoFn3x1[context.Context, beam.T, func(int, beam.T), error](&keyPartFn{})
+	beamreg.DoFn(&keyByShardFn{})
+	beamreg.DoFn(&keyPartFn{})
 	register.Emitter2[int, beam.T]()
-	register.DoFn3x2[context.Context, int, func(*beam.T) bool, string, error](&writeShardFn{})
+	beamreg.DoFn(&writeShardFn{})
 	register.Iter1[beam.T]()
-	register.DoFn4x2[context.Context, []byte, func(*string) bool, func(*int, *int64) bool, string, error](&finalizeFn{})
+	beamreg.DoFn(&finalizeFn{})
 	register.Iter1[string]()
 	register.Iter2[int, int64]()
-	register.DoFn2x2[int, beam.T, int, int64](&shardOneFn{})
+	beamreg.DoFn(&shardOneFn{})
 	register.Function2x1[int64, int64, int64](sumRows)
 }
 

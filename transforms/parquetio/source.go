@@ -8,13 +8,14 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, string, func(string), error](&globFn{})
+	beamreg.DoFn(&globFn{})
 	register.Emitter1[string]()
-	register.DoFn3x1[context.Context, string, func(beam.T), error](&readFn{})
+	beamreg.DoFn(&readFn{})
 	register.Emitter1[beam.T]()
 }
 

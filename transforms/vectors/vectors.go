@@ -20,6 +20,7 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 	"github.com/ctxsim/ctxsim/scoring/method"
 	"github.com/ctxsim/ctxsim/storage"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 	"github.com/ctxsim/ctxsim/transforms/parquetio"
 	"github.com/ctxsim/ctxsim/transforms/progress"
@@ -29,7 +30,7 @@ func init() {
 	// Registered so that the table's manifest names its record type: an
 	// unregistered type reaches the committing DoFn without its name.
 	beam.RegisterType(reflect.TypeOf(schemas.SentenceVector{}))
-	register.DoFn3x2[context.Context, int, func(*schemas.Sentence) bool, string, error](&encodeShardFn{})
+	beamreg.DoFn(&encodeShardFn{})
 	register.Iter1[schemas.Sentence]()
 }
 

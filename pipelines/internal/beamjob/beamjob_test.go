@@ -16,14 +16,15 @@ import (
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/beamjob/beamtest"
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 	"github.com/ctxsim/ctxsim/transforms/counter"
 )
 
 func init() {
-	register.DoFn2x0[context.Context, int](&countFn{})
-	register.DoFn2x0[int, func(int, int)](&shardFn{})
+	beamreg.DoFn(&countFn{})
+	beamreg.DoFn(&shardFn{})
 	register.Emitter2[int, int]()
-	register.DoFn3x0[context.Context, int, func(*int) bool](&countGroupFn{})
+	beamreg.DoFn(&countGroupFn{})
 	register.Iter1[int]()
 }
 

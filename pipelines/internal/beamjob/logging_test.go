@@ -12,13 +12,13 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 )
 
 func init() {
-	register.DoFn1x1[int, error](&failFn{})
+	beamreg.DoFn(&failFn{})
 }
 
 // failFn fails on element 7, as a job's DoFn fails on bad input.

@@ -108,6 +108,18 @@ func WarnFewPairsPerSet(w io.Writer, sum harvest.Summary, h settings.Harvest) {
 		per, h.Method.TopK, sum.CPUSecondsPerPair, h.Quota)
 }
 
+// WarnUnknownRevision warns, before a job runs, when the running build
+// records no source revision (harvest.UnknownRevision): the provenance of
+// the job's outputs then cannot say what made them. `make build` stamps
+// the revision even where GOFLAGS has -buildvcs=false.
+func WarnUnknownRevision(w io.Writer, job string, t harvest.Tool) {
+	if t.Revision != harvest.UnknownRevision {
+		return
+	}
+	fmt.Fprintf(w, "warning: %s: this build records no source revision (built with -buildvcs=false or outside a git work tree, "+
+		"and not by make build): its outputs' provenance says vcs_revision %q\n", job, harvest.UnknownRevision)
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -117,6 +129,7 @@ func plural(n int, one, many string) string {
 
 // warnBefore and warnAfter are the harvest's calls of the warnings.
 func (c Config) warnBefore(ctx context.Context) {
+	WarnUnknownRevision(os.Stderr, "harvest", harvest.ThisTool())
 	if wholeCorpusAtDepth(c.Method) {
 		WarnWholeCorpus(os.Stderr, "harvest", c.Method, SentenceCount(ctx, c.Sentences))
 	}

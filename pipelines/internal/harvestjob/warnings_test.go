@@ -136,3 +136,16 @@ func TestSentenceCount(t *testing.T) {
 		t.Errorf("a missing table has %d sentences, want an unknown count", n)
 	}
 }
+
+func TestWarnUnknownRevision(t *testing.T) {
+	var b bytes.Buffer
+	WarnUnknownRevision(&b, "refresh", harvest.Tool{Revision: harvest.UnknownRevision})
+	if out := b.String(); !strings.HasPrefix(out, "warning: refresh: ") || !strings.Contains(out, "make build") || !strings.Contains(out, `"unknown"`) {
+		t.Errorf("warning %q", out)
+	}
+	b.Reset()
+	WarnUnknownRevision(&b, "harvest", harvest.Tool{Revision: "9d6e970"})
+	if b.Len() != 0 {
+		t.Errorf("a build with a revision was warned: %q", b.String())
+	}
+}

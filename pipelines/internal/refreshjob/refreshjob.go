@@ -251,6 +251,7 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}
 
+	harvestjob.WarnUnknownRevision(os.Stderr, "refresh", harvest.ThisTool())
 	if pm == nil || pm.Method != m.Method || pm.ModelFingerprint != m.ModelFingerprint {
 		// Every sentence is labeled: no earlier label can be reused.
 		harvestjob.WarnWholeCorpus(os.Stderr, "refresh", c.Method, int64(m.Sentences))

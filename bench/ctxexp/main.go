@@ -158,8 +158,6 @@ func main() {
 		return
 	}
 	if *leverFiles != "" {
-		setupSGNS(m)
-		setupCooc(m, strings.Split(*leverFiles, ","))
 		levers(m, docs, strings.Split(*leverFiles, ","))
 		return
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"log"
 	"math"
@@ -181,12 +180,6 @@ func levers(m *contrast.Model, docs []examples.Doc, files []string) {
 			}
 			add(fmt.Sprintf("raw: cos f + %g align", r), mix)
 		}
-		pairEach := func(fn func(a, b string) float64) []float64 {
-			return each(func(p sts.Pair) float64 { return fn(p.S1, p.S2) })
-		}
-		sgnsLevers(m, tables["sum"], res, add, pairEach)
-		ensembleLevers(m, res, add, pairEach)
-		coocLevers(m, tables["sum"], res, add, pairEach)
 		fmt.Printf("== %s (%d pairs)\n", path, len(pairs))
 		fmt.Printf("sd: cos f %.4f, align %.4f\n", stdDev(cf), stdDev(al))
 		for _, name := range order {
@@ -859,47 +852,4 @@ func alignSim(m *contrast.Model, sim func(x, y int32) float32, a, b string, pw f
 		return 0
 	}
 	return 2 * p * q / (p + q)
-}
-
-var load2 = flag.String("load2", "", "-levers: a second contrastive model; adds the two models' mean alignment and cosine")
-
-// ensembleLevers adds rows for the mean of two models' alignment and
-// sentence cosine.
-func ensembleLevers(m *contrast.Model, res map[string][]float64, add func(string, []float64), each func(func(a, b string) float64) []float64) {
-	if *load2 == "" {
-		return
-	}
-	m2 := mustLoad(*load2)
-	al := res["align F1 (the labeler's, contrast.Model.AlignSimilarity)"]
-	cf := res["cos f"]
-	al2 := each(func(a, b string) float64 { return m2.AlignSimilarity(a, b) })
-	cf2 := each(func(a, b string) float64 { return float64(contrast.Dot(m2.SentenceVec(a), m2.SentenceVec(b))) })
-	add("ens: model 2 align", al2)
-	add("ens: model 2 cos f", cf2)
-	mean := func(x, y []float64) []float64 {
-		out := make([]float64, len(x))
-		for i := range x {
-			out[i] = (x[i] + y[i]) / 2
-		}
-		return out
-	}
-	ma, mc := mean(al, al2), mean(cf, cf2)
-	add("ens: mean align", ma)
-	add("ens: mean cos f", mc)
-	base := make([]float64, len(cf))
-	mix := make([]float64, len(cf))
-	for i := range cf {
-		base[i] = cf[i] + 3*al[i]
-		mix[i] = mc[i] + 3*ma[i]
-	}
-	add("ens: raw: cos f + 3 align (model 1)", base)
-	add("ens: raw: mean cos f + 3 mean align", mix)
-}
-
-func mustLoad(dir string) *contrast.Model {
-	m, _, err := contrast.Load(dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return m
 }
