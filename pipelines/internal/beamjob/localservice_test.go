@@ -18,7 +18,6 @@ import (
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,10 +25,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
+	"github.com/ctxsim/ctxsim/transforms/beamreg"
 )
 
 func init() {
-	register.DoFn2x0[context.Context, int](&holdFn{})
+	beamreg.DoFn(&holdFn{})
 }
 
 // held is closed by holdFn when it holds its first element; release, once
