@@ -17,7 +17,7 @@
 # bridge's private subnet; nothing listens on any other address. A worker
 # pool and the workers it starts see this machine's files except /tmp,
 # which is their host's own (as on separate machines): a job's paths must
-# lie outside /tmp.
+# be absolute and lie outside /tmp.
 #
 # Knobs (environment): CTXSIM_FLINK_NAME (prefix of the namespaces and
 # links, at most 6 characters; default cxfl), CTXSIM_FLINK_NET (the first
@@ -175,6 +175,10 @@ taskmanager.memory.process.size: $tm_memory
 # Beam's Fn API servers in the task manager (artifacts: the job's worker
 # binary, some 200 MB; data; state) buffer in direct memory.
 taskmanager.memory.task.off-heap.size: 512m
+# The harvest's graph runs many exchanges at once: with Flink's default
+# share (about 200 MB here) a task found 359 of the 512 buffers it needed.
+taskmanager.memory.network.min: 384m
+taskmanager.memory.network.max: 384m
 parallelism.default: $((tms * slots))
 classloader.resolve-order: parent-first
 heartbeat.timeout: $heartbeat_ms
@@ -313,11 +317,13 @@ up() {
       --configDir "$home/conf/tm$i" ${tm_params[1]}
     start "taskmanager$i" "$ns" "${cmd[@]}"
     # The worker pool's host has a /tmp of its own (Beam's boot loader
-    # copies each job's worker binary there), removed by down.
+    # copies each job's worker binary there), removed by down; the pool
+    # and its workers run in $home/tmI, where the boot loader writes the
+    # job's options.
     mkdir -p "$home/tm$i/tmp"
     start "workerpool$i" "$ns" unshare -m --propagation private \
       sh -c 'mount --bind "$1" /tmp && cd "$2" && exec "$3" --worker_pool' \
-      workerpool "$home/tm$i/tmp" "$PWD" "$boot"
+      workerpool "$home/tm$i/tmp" "$home/tm$i" "$boot"
   done
   for ((i = 1; i <= tms; i++)); do
     wait_port "$(tm_ns "$i")" "$(tm_ip "$i")" 6122 "taskmanager$i" 120 "$home/pids/taskmanager$i"
