@@ -371,6 +371,16 @@ down() {
     rm -rf "$home/tm$i/tmp"
   done
   stop jobmanager
+  # Whatever still runs on the cluster's hosts (started by an earlier up
+  # whose state folder is gone) ends with them.
+  local ns pids
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$name-"); do
+    pids="$(ip netns pids "$ns")"
+    [ -z "$pids" ] && continue
+    kill -TERM $pids 2>/dev/null || true
+    sleep 2
+    kill -KILL $(ip netns pids "$ns") 2>/dev/null || true
+  done
   for ((i = 1; i <= 9; i++)); do
     ip netns del "$(tm_ns "$i")" 2>/dev/null || true
     ip link del "$name-tm$i" 2>/dev/null || true
