@@ -13,7 +13,7 @@ else ifneq ($(BLAS),go)
 $(error BLAS must be go or openblas, not $(BLAS))
 endif
 
-.PHONY: all build build-note demo models test test-openblas test-short bench tools clean
+.PHONY: all build build-note demo models test test-openblas test-short bench tools clean flink-up flink-down
 
 all: build
 
@@ -108,6 +108,17 @@ test-short:
 bench: build
 	./bench/run.sh
 	./bench/models.sh
+
+# A local Flink cluster for the jobs (deploy/README.md, "Flink"): a job
+# manager, two task managers with a Go SDK worker pool each, every task
+# manager on a network namespace of its own, and Beam's Flink job server,
+# from Maven Central's jars. Needs root, Java 17 or newer and Maven; prints
+# the flags that submit a job to it.
+flink-up:
+	deploy/flink/flink.sh up
+
+flink-down:
+	deploy/flink/flink.sh down
 
 clean:
 	rm -rf bin $(OUT)

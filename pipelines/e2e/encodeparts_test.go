@@ -34,12 +34,7 @@ func encodeCounter(t *testing.T, stdout, name string) int64 {
 // and every sentence's vector is then reused.
 func TestEncodeInPartsEqualsOnePipeline(t *testing.T) {
 	tmp := t.TempDir()
-	path := cleanCorpus(t, tmp, 40)
-	corpusOut := filepath.Join(tmp, "corpus")
-	run(t, "index", "--input="+path, "--output="+corpusOut, "--shards=2")
-	model := filepath.Join(tmp, "model")
-	run(t, "train", "--input="+path, "--output="+model, "--preset=tiny", "--models=ctx", "--vocab_size=400",
-		"--held_out=0.2", "--eval_examples=100", "--ctx_batch=32", "--rank_tasks=20")
+	corpusOut, model := ctxFixture(t, tmp)
 
 	one, inParts := filepath.Join(tmp, "one"), filepath.Join(tmp, "parts")
 	run(t, "encode", "--corpus="+corpusOut, "--model="+model, "--output="+one, "--parquet_shards=6")

@@ -123,14 +123,18 @@ type Pair struct {
 	A, B    string
 	Stratum string
 	// Rank is the retrieval rank linking the two, -1 for random pairs.
-	Rank int32
+	// It is an int64, as is every possibly negative integer of a record
+	// that crosses a shuffle: Beam's Go SDK writes a negative int32 of a
+	// schema row as a 10-byte varint, which a Java runner (Flink) cannot
+	// read back ("varint overflow").
+	Rank int64
 }
 
 // member is a sentence linked to a chunk: by retrieval at Rank, or, with
 // Rank -1, because the sentence lies in the chunk.
 type member struct {
 	Sentence string
-	Rank     int32
+	Rank     int64 // see Pair.Rank
 }
 
 // PairID is the stable identity of an unordered pair.
@@ -142,7 +146,7 @@ func PairID(a, b string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-func newPair(a, b string, rank int32, cfg PairConfig) Pair {
+func newPair(a, b string, rank int64, cfg PairConfig) Pair {
 	if b < a {
 		a, b = b, a
 	}
@@ -194,7 +198,7 @@ type neighbourFn struct{ Cfg PairConfig }
 
 func (f *neighbourFn) ProcessElement(r schemas.Retrieval, emit func(string, member)) {
 	for i, h := range r.Hits[:min(len(r.Hits), f.Cfg.Neighbours)] {
-		emit(h.ChunkID, member{Sentence: r.SentenceID, Rank: int32(i)})
+		emit(h.ChunkID, member{Sentence: r.SentenceID, Rank: int64(i)})
 	}
 }
 

@@ -113,7 +113,7 @@ func (c PartCands) Key() string { return c.SentenceID }
 // (method.Engine.LabelPart), with what its row needs.
 type PartSums struct {
 	PairID, A, B, Stratum string
-	Rank                  int32
+	Rank                  int64 // see Pair.Rank
 	TextA, TextB          string
 	Digest                string
 	N                     int32

@@ -60,6 +60,11 @@ func Run(ctx context.Context, name string, p *beam.Pipeline) (jobrun.Counters, e
 	if err := startLocalService(name); err != nil {
 		return nil, err
 	}
+	if bin, err := defaultWorkerBinary(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	} else if bin != "" && jobrun.Verbose() {
+		fmt.Fprintf(os.Stderr, "%s: workers run this program (%s)\n", name, bin)
+	}
 	if err := preflight(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
