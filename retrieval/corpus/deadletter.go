@@ -17,24 +17,45 @@ const (
 	// ReasonInvalidJSON: the line is not a JSON object, has a syntax error,
 	// a field of the wrong type, or a duplicated known field.
 	ReasonInvalidJSON = "invalid_json"
-	// ReasonInvalidUTF8: the input is not valid UTF-8.
+	// ReasonInvalidUTF8: the input is not valid UTF-8, or a JSON string
+	// of a JSONL record escapes a lone UTF-16 surrogate ("\ud800"), which
+	// no UTF-8 text can hold (JSON decoders replace it with U+FFFD).
 	ReasonInvalidUTF8 = "invalid_utf8"
 	// ReasonMissingField: the ID (doc_id, or Options.IDField) is missing,
 	// null or blank, or the text (paragraphs, or Options.TextField) is
-	// missing or null; or a Parquet file has no text column of strings.
+	// missing or null; or a Parquet or CSV file has no text column of
+	// strings, or an ID column that holds neither strings nor integers.
 	ReasonMissingField = "missing_field"
 	// ReasonEmptyDocument: the document has no text left to split.
 	ReasonEmptyDocument = "empty_document"
 	// ReasonParagraphTooLong: a paragraph exceeds Options.MaxParagraphBytes.
 	ReasonParagraphTooLong = "paragraph_too_long"
-	// ReasonLineTooLong: a JSONL line or the text of a Parquet row exceeds
-	// Options.MaxLineBytes, or a text file exceeds MaxTextFileBytes.
+	// ReasonLineTooLong: a JSONL line, a CSV record, the text of a Parquet
+	// row or a plain-text file exceeds Options.MaxLineBytes.
 	ReasonLineTooLong = "line_too_long"
 	// ReasonUnknownField: a JSONL line has an unknown top-level field and
 	// Options.StrictFields is set.
 	ReasonUnknownField = "unknown_field"
 	// ReasonReadError: the input could not be read to its end.
 	ReasonReadError = "read_error"
+	// ReasonCorruptFile: a document was read from a gzip or zstd file
+	// that fails its checks, and withdrawn (see ReadInput).
+	ReasonCorruptFile = "corrupt_file"
+	// ReasonInvalidCSV: a CSV or TSV record is malformed (a quoted field
+	// not closed, text after a closing quote) or has another number of
+	// fields than the header; or the header names the text or ID column
+	// twice.
+	ReasonInvalidCSV = "invalid_csv"
+	// ReasonBrokenLink: a symbolic link under an input directory leads
+	// nowhere (a missing target, a loop).
+	ReasonBrokenLink = "broken_link"
+	// ReasonLinkOutside: a symbolic link under an input directory leads
+	// outside it, and Options.FollowLinks is unset.
+	ReasonLinkOutside = "link_outside_input"
+	// ReasonNotRegularFile: an entry under an input directory is neither
+	// a file nor a directory (a socket, a FIFO, a device), or is a
+	// symbolic link to a directory, which is not followed.
+	ReasonNotRegularFile = "not_regular_file"
 )
 
 // MaxRecordBytes bounds schemas.DeadLetter.Record.

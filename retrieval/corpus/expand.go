@@ -51,9 +51,18 @@ func hasGlobMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
 // directories and table part files (part-NNNNN-of-NNNNN.parquet), so that
 // an --output inside the input directory is not read back as corpus.
 //
+// Symbolic links under a local directory, or matched by a local glob, are
+// read when they lead to a file under the input root. The others are
+// listed with a SkipReason, so that ReadInput dead-letters them: a link
+// that leads nowhere (broken_link), a link that leads outside the root
+// unless opts.FollowLinks is set (link_outside_input), and links to
+// directories, which are not followed, sockets, FIFOs and devices
+// (not_regular_file). A file named by --input itself is read wherever a
+// link leads.
+//
 // It fails when nothing matches, and when a directory holds no file once
 // these are skipped.
-func ExpandInput(ctx context.Context, pattern string) ([]Input, error) {
+func ExpandInput(ctx context.Context, pattern string, opts Options) ([]Input, error) {
 	remote := storage.IsRemote(pattern)
 	if hasGlobMeta(pattern) {
 		root := globRoot(pattern)
@@ -69,20 +78,22 @@ func ExpandInput(ctx context.Context, pattern string) ([]Input, error) {
 			if !explicitHidden && hiddenName(path.Base(filepath.ToSlash(f))) {
 				continue
 			}
-			if fi, err := os.Stat(f); !remote && err == nil && fi.IsDir() {
+			if remote {
+				out = append(out, Input{Path: f, Root: root})
+				continue
+			}
+			if fi, err := os.Lstat(f); err == nil && fi.IsDir() {
 				if isOutputDir(f) {
 					continue
 				}
-				under, err := walkLocal(f)
+				under, err := walkLocal(f, root, opts)
 				if err != nil {
 					return nil, err
 				}
-				for _, u := range under {
-					out = append(out, Input{Path: u, Root: root})
-				}
+				out = append(out, under...)
 				continue
 			}
-			out = append(out, Input{Path: f, Root: root})
+			out = append(out, localInput(f, root, opts))
 		}
 		if len(out) == 0 {
 			return nil, fmt.Errorf("no corpus files match %s (hidden files and ctxsim outputs are skipped)", pattern)
@@ -93,14 +104,14 @@ func ExpandInput(ctx context.Context, pattern string) ([]Input, error) {
 		fi, err := os.Stat(pattern)
 		switch {
 		case err == nil && fi.IsDir():
-			files, err := walkLocal(pattern)
+			files, err := walkLocal(pattern, pattern, opts)
 			if err != nil {
 				return nil, err
 			}
 			if len(files) == 0 {
 				return nil, fmt.Errorf("no corpus files under directory %s (hidden files and ctxsim outputs are skipped)", pattern)
 			}
-			return inputsUnder(files, pattern), nil
+			return files, nil
 		case err == nil:
 			return []Input{{Path: pattern, Root: filepath.Dir(pattern)}}, nil
 		case errors.Is(err, fs.ErrNotExist):
@@ -124,15 +135,6 @@ func globRoot(pattern string) string {
 		return "."
 	}
 	return prefix[:i+1]
-}
-
-// inputsUnder pairs files with the root dir.
-func inputsUnder(files []string, dir string) []Input {
-	out := make([]Input, len(files))
-	for i, f := range files {
-		out[i] = Input{Path: f, Root: dir}
-	}
-	return out
 }
 
 // expandRemote expands a gs:// name without wildcards: the object itself
@@ -173,13 +175,17 @@ func expandRemote(ctx context.Context, name string) ([]Input, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no corpus files under directory %s (hidden files and ctxsim outputs are skipped)", dir)
 	}
-	return inputsUnder(files, dir), nil
+	out := make([]Input, len(files))
+	for i, f := range files {
+		out[i] = Input{Path: f, Root: dir}
+	}
+	return out, nil
 }
 
 // walkLocal lists the corpus files under the local directory dir, sorted
-// (see ExpandInput for what is skipped). Symbolic links to files are
-// listed; links to directories are not followed.
-func walkLocal(dir string) ([]string, error) {
+// (see ExpandInput for what is skipped), as inputs with the given root.
+// Entries that are not regular files are classified by localInput.
+func walkLocal(dir, root string, opts Options) ([]Input, error) {
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -194,11 +200,6 @@ func walkLocal(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-				return nil // a link to a directory, a socket, a dangling link
-			}
-		}
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
@@ -210,11 +211,64 @@ func walkLocal(dir string) ([]string, error) {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
 	keep := corpusFiles(rels)
-	out := make([]string, len(keep))
+	out := make([]Input, len(keep))
 	for i, rel := range keep {
-		out[i] = filepath.Join(dir, filepath.FromSlash(rel))
+		out[i] = localInput(filepath.Join(dir, filepath.FromSlash(rel)), root, opts)
 	}
 	return out, nil
+}
+
+// localInput returns the input of the local path p, not a directory, under
+// root: with a SkipReason when p is not a regular file and is not a
+// symbolic link to one under root (or anywhere, with opts.FollowLinks).
+func localInput(p, root string, opts Options) Input {
+	in := Input{Path: p, Root: root}
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode().IsRegular() {
+		return in // ReadInput dead-letters what cannot be opened.
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		in.SkipReason = ReasonNotRegularFile
+		in.SkipDetail = fmt.Sprintf("%s is not a regular file (mode %s); not read", p, fi.Mode().Type())
+		return in
+	}
+	target, _ := os.Readlink(p)
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		fi, err = os.Stat(real)
+	}
+	switch {
+	case err != nil:
+		in.SkipReason = ReasonBrokenLink
+		in.SkipDetail = fmt.Sprintf("symbolic link %s to %q leads nowhere (%v); not read", p, target, err)
+	case !opts.FollowLinks && !within(real, root):
+		in.SkipReason = ReasonLinkOutside
+		in.SkipDetail = fmt.Sprintf("symbolic link %s leads to %s, outside the input %s; not read (--follow_links reads it)", p, real, root)
+	case fi.IsDir():
+		in.SkipReason = ReasonNotRegularFile
+		in.SkipDetail = fmt.Sprintf("symbolic link %s leads to the directory %s, which is not followed; give it as an input of its own", p, real)
+	case !fi.Mode().IsRegular():
+		in.SkipReason = ReasonNotRegularFile
+		in.SkipDetail = fmt.Sprintf("symbolic link %s leads to %s, which is not a regular file (mode %s); not read", p, real, fi.Mode().Type())
+	}
+	return in
+}
+
+// within reports whether the resolved path p lies under the directory
+// root once root's own links are resolved.
+func within(p, root string) bool {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	if r, err = filepath.Abs(r); err != nil {
+		return false
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // isOutputDir reports whether the local directory dir holds a file that

@@ -235,7 +235,7 @@ func TestExpandInputDirectory(t *testing.T) {
 	dir, want := corpusTree(t)
 	ctx := context.Background()
 	for _, arg := range []string{dir, dir + "/"} {
-		ins, err := ExpandInput(ctx, arg)
+		ins, err := ExpandInput(ctx, arg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func TestExpandInputDirectory(t *testing.T) {
 	}
 
 	// A glob matching directories expands them, relative to its root.
-	ins, err := ExpandInput(ctx, filepath.Join(dir, "su*"))
+	ins, err := ExpandInput(ctx, filepath.Join(dir, "su*"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestExpandInputDirectory(t *testing.T) {
 	}
 
 	// A glob skips hidden names and outputs as a directory does.
-	ins, err = ExpandInput(ctx, filepath.Join(dir, "*"))
+	ins, err = ExpandInput(ctx, filepath.Join(dir, "*"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,16 +276,16 @@ func TestExpandInputDirectory(t *testing.T) {
 	if !slices.Equal(rels, want) {
 		t.Errorf("glob of everything: %q, want %q", rels, want)
 	}
-	ins, err = ExpandInput(ctx, filepath.Join(dir, ".hid*"))
+	ins, err = ExpandInput(ctx, filepath.Join(dir, ".hid*"), Options{})
 	if err != nil || len(ins) != 1 || ins[0].RelPath() != ".hidden.txt" {
 		t.Errorf("glob naming a hidden file: %+v, %v", ins, err)
 	}
 
 	// A table directory holds nothing to read; an empty one either.
-	if _, err := ExpandInput(ctx, filepath.Join(dir, "parts")); err == nil || !strings.Contains(err.Error(), "no corpus files under directory") {
+	if _, err := ExpandInput(ctx, filepath.Join(dir, "parts"), Options{}); err == nil || !strings.Contains(err.Error(), "no corpus files under directory") {
 		t.Errorf("directory of part files: %v", err)
 	}
-	if _, err := ExpandInput(ctx, filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no files match") {
+	if _, err := ExpandInput(ctx, filepath.Join(dir, "missing"), Options{}); err == nil || !strings.Contains(err.Error(), "no files match") {
 		t.Errorf("missing path: %v", err)
 	}
 }
@@ -300,7 +300,7 @@ func TestTextIDsRelativeToRoot(t *testing.T) {
 	ctx := context.Background()
 	ids := func(arg string) []string {
 		t.Helper()
-		ins, err := ExpandInput(ctx, arg)
+		ins, err := ExpandInput(ctx, arg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

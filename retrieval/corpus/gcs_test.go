@@ -38,7 +38,7 @@ func TestExpandInputGCS(t *testing.T) {
 	}
 	rels := func(arg string) []string {
 		t.Helper()
-		ins, err := ExpandInput(ctx, arg)
+		ins, err := ExpandInput(ctx, arg, Options{})
 		if err != nil {
 			t.Fatalf("ExpandInput(%s): %v", arg, err)
 		}
@@ -60,11 +60,11 @@ func TestExpandInputGCS(t *testing.T) {
 	if got := rels("gs://bucket/corpus/*/*.jsonl"); !slices.Equal(got, []string{"sub/b.jsonl"}) {
 		t.Errorf("glob: %q", got)
 	}
-	if _, err := ExpandInput(ctx, "gs://bucket/missing"); err == nil || !strings.Contains(err.Error(), "no files match") {
+	if _, err := ExpandInput(ctx, "gs://bucket/missing", Options{}); err == nil || !strings.Contains(err.Error(), "no files match") {
 		t.Errorf("missing prefix: %v", err)
 	}
 
-	ins, err := ExpandInput(ctx, "gs://bucket/corpus")
+	ins, err := ExpandInput(ctx, "gs://bucket/corpus", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

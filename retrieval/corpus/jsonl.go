@@ -13,8 +13,10 @@ import (
 	"github.com/ctxsim/ctxsim/schemas"
 )
 
-// Stats counts what ReadJSONL saw. Every line is exactly one of blank, a
-// document or a dead letter: Lines == BlankLines + Documents + DeadLetters.
+// Stats counts what a reader (ReadJSONL, ReadCSV, ReadParquet) saw. Every
+// record is exactly one of a document or a dead letter, and for JSONL every
+// line is exactly one of blank, a document or a dead letter:
+// Lines == BlankLines + Documents + DeadLetters.
 type Stats struct {
 	// Lines is the number of lines read, blank ones included. A final line
 	// without a newline counts; the empty string after a final newline
@@ -31,6 +33,23 @@ type Stats struct {
 	// letters such as missing_field (only when Options.StrictFields is
 	// unset).
 	UnknownFields int64
+	// Refused is set when the whole file was refused with one dead letter
+	// of its own, with Line 0 and not counted in DeadLetters: a Parquet or
+	// CSV file without a usable text or ID column. No record is read.
+	Refused bool
+}
+
+// deliver passes one record's document to onDoc or, when dl is not nil,
+// its dead letter to onDead, and counts it.
+func (st *Stats) deliver(doc schemas.Document, dl *schemas.DeadLetter,
+	onDoc func(schemas.Document), onDead func(schemas.DeadLetter)) {
+	if dl != nil {
+		st.DeadLetters++
+		onDead(*dl)
+		return
+	}
+	st.Documents++
+	onDoc(doc)
 }
 
 // ReadJSONL reads one document per line from r, in the native form
@@ -55,7 +74,9 @@ type Stats struct {
 // (line_too_long) while skipping the rest of it. Field names are matched
 // exactly (case-sensitively); a known field given twice is invalid_json, and
 // a null ID or text counts as missing. A missing_field detail names the
-// fields the record has. A document is dead-lettered as
+// fields the record has. A string of a field read (not of an ignored one)
+// that escapes a lone UTF-16 surrogate ("\ud800"), which encoding/json
+// would read as U+FFFD, is invalid_utf8. A document is dead-lettered as
 // empty_document when none of its paragraphs holds any text; documents
 // whose text vanishes later (for instance every paragraph too long) are
 // dead-lettered by Split.
@@ -155,6 +176,9 @@ func parseLine(b []byte, opts Options) (schemas.Document, int, *schemas.DeadLett
 		err := json.Unmarshal(b, &raw)
 		return fail(ReasonInvalidJSON, "%v", describeJSONError(err))
 	}
+	// encoding/json also replaces a lone surrogate escape with U+FFFD:
+	// the fields read are checked for one when the line may hold one.
+	mayEscapeSurrogate := bytes.Contains(b, []byte(`\ud`)) || bytes.Contains(b, []byte(`\uD`))
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return fail(ReasonInvalidJSON, "line is not a JSON object")
@@ -195,8 +219,15 @@ func parseLine(b []byte, opts Options) (schemas.Document, int, *schemas.DeadLett
 			return fail(ReasonInvalidJSON, "duplicate field %q", key)
 		}
 		seen |= bit
+		start := dec.InputOffset()
 		if err := dec.Decode(target); err != nil {
 			return fail(ReasonInvalidJSON, "field %q: %v", key, describeJSONError(err))
+		}
+		if bit != 0 && mayEscapeSurrogate {
+			if off := loneSurrogate(b[start:dec.InputOffset()]); off >= 0 {
+				return fail(ReasonInvalidUTF8, "field %q: the escape %s at byte offset %d of the line is a lone UTF-16 surrogate, which is no character",
+					key, b[start+int64(off):start+int64(off)+6], start+int64(off))
+			}
 		}
 	}
 	decoded = true
@@ -241,6 +272,58 @@ func parseLine(b []byte, opts Options) (schemas.Document, int, *schemas.DeadLett
 		return fail(ReasonEmptyDocument, "document %q has %d paragraphs and no text", doc.DocID, len(doc.Paragraphs))
 	}
 	return doc, unknown, nil
+}
+
+// loneSurrogate returns the offset in b, JSON text that starts outside a
+// string, of the first \u escape of a UTF-16 surrogate (U+D800 to U+DFFF)
+// that is not a high surrogate followed by an escaped low one, or -1 when
+// there is none. b must be valid JSON text.
+func loneSurrogate(b []byte) int {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case !inString:
+			inString = b[i] == '"'
+		case b[i] == '"':
+			inString = false
+		case b[i] != '\\':
+		case b[i+1] != 'u':
+			i++ // a one-character escape
+		default:
+			r := hex4(b[i+2 : i+6])
+			switch {
+			case r >= 0xd800 && r < 0xdc00:
+				if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+					if low := hex4(b[i+8 : i+12]); low >= 0xdc00 && low < 0xe000 {
+						i += 11
+						continue
+					}
+				}
+				return i
+			case r >= 0xdc00 && r < 0xe000:
+				return i
+			}
+			i += 5
+		}
+	}
+	return -1
+}
+
+// hex4 decodes four hexadecimal digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 // idString reads an ID given in opts.IDField: a JSON string, or a number
@@ -294,15 +377,24 @@ func recordFields(keys []string) string {
 	if len(keys) == 0 {
 		return "; the record has no fields"
 	}
-	quoted := make([]string, 0, len(keys))
-	for i, k := range keys {
+	return "; the record has fields " + quoteNames(keys)
+}
+
+// quoteNames lists field or column names, quoted and separated by commas:
+// at most maxNamedFields of them, then "...". No names is "(none)".
+func quoteNames(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	q := make([]string, 0, min(len(names), maxNamedFields+1))
+	for i, n := range names {
 		if i == maxNamedFields {
-			quoted = append(quoted, "...")
+			q = append(q, "...")
 			break
 		}
-		quoted = append(quoted, strconv.Quote(k))
+		q = append(q, strconv.Quote(n))
 	}
-	return "; the record has fields " + strings.Join(quoted, ", ")
+	return strings.Join(q, ", ")
 }
 
 // describeJSONError rewrites err into a detail that names the offset or the

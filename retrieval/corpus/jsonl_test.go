@@ -92,16 +92,8 @@ func malformedCorpus() []badLine {
 // returns its path.
 func writeGzip(t *testing.T, data []byte) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "corpus.jsonl.gz")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, gzipBytes(t, data), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -27,9 +27,10 @@ type Options struct {
 	// MaxParagraphBytes is the largest paragraph, in bytes before
 	// normalisation, that Split accepts; longer ones are dead-lettered.
 	MaxParagraphBytes int
-	// MaxLineBytes is the largest JSONL line, in bytes without its newline,
-	// that ReadJSONL accepts; longer ones are dead-lettered without being
-	// buffered.
+	// MaxLineBytes is the largest JSONL line (in bytes, without its
+	// newline), CSV record, Parquet text or plain-text file accepted as one
+	// document; longer ones are dead-lettered without being held in memory
+	// (but for Parquet, whose pages are read whole).
 	MaxLineBytes int
 	// StrictFields makes ReadJSONL dead-letter lines with top-level fields
 	// other than doc_id, source, title, paragraphs, TextField and IDField,
@@ -37,14 +38,20 @@ type Options struct {
 	StrictFields bool
 	// TextField names the field that holds a document's text as one string,
 	// split into paragraphs on blank lines: the JSONL field read when a
-	// record has no "paragraphs", and the text column of a Parquet file.
+	// record has no "paragraphs", and the text column of a Parquet or CSV
+	// file.
 	// Default "text", the name web corpora (Dolma, RedPajama, FineWeb, C4)
 	// use.
 	TextField string
 	// IDField names the field that holds a document's ID: the JSONL field
 	// read when a record has no "doc_id" (a string or a number), and the ID
-	// column of a Parquet file. Default "id".
+	// column of a Parquet or CSV file. Default "id".
 	IDField string
+	// FollowLinks makes ExpandInput read the files that symbolic links
+	// under an input directory (or matched by a glob) lead to outside it;
+	// by default such links are dead-lettered (link_outside_input), so
+	// that a link cannot make a job read files its input does not hold.
+	FollowLinks bool
 }
 
 // Defaults returns the default options.

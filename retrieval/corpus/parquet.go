@@ -24,15 +24,19 @@ const parquetBatchRows = 64
 // into paragraphs on blank lines; the ID is the column opts.IDField (a
 // string or an integer), or, when the file has no such column,
 // idStem + "#" + the row number (from 1). Other columns are ignored. Only
-// top-level, non-repeated columns are read.
+// top-level, non-repeated columns are read: a text or ID column that is a
+// group (STRUCT, LIST, MAP) or repeated, a text column that does not hold
+// strings, or an ID column that holds neither strings nor integers refuses
+// the file.
 //
 // Rows are numbered from 1; a row's Document.Origin is "source:row" and
 // its dead letters carry the row as their Line, as ReadJSONL does for
 // lines. A row whose text is null, blank, not UTF-8 or longer than
 // opts.MaxLineBytes, or whose ID is null or blank, is dead-lettered. A
-// file without the text column, or whose text column does not hold
-// strings, gives one missing_field dead letter naming the columns it has,
-// with Line 0, and no records: Stats.Lines is 0.
+// refused file (without the text column, or with a text or ID column of
+// the wrong shape) gives one missing_field dead letter naming the columns
+// it has, with Line 0, and no records: Stats.Lines is 0 and Stats.Refused
+// is set.
 //
 // The returned error is an invalid opts, a file that is not Parquet, or a
 // read error; the Stats count the rows read before it.
@@ -48,20 +52,32 @@ func ReadParquet(r io.ReaderAt, size int64, source, idStem string, opts Options,
 		return st, fmt.Errorf("corpus: opening Parquet file %s: %w", source, err)
 	}
 	schema := f.Schema()
-	text, ok := schema.Lookup(opts.TextField)
-	if !ok || text.MaxRepetitionLevel > 0 {
+	refuse := func(format string, args ...any) (Stats, error) {
+		st.Refused = true
 		onDead(newDeadLetter(source, 0, ReasonMissingField,
-			fmt.Sprintf("no text column %q; the file has columns %s", opts.TextField, columnNames(schema)), ""))
+			fmt.Sprintf(format, args...)+"; the file has columns "+columnNames(schema), ""))
 		return st, nil
+	}
+	text, found, problem := topColumn(schema, opts.TextField)
+	switch {
+	case !found:
+		return refuse("no text column %q", opts.TextField)
+	case problem != "":
+		return refuse("text column %q %s, not strings", opts.TextField, problem)
 	}
 	if k := text.Node.Type().Kind(); k != parquet.ByteArray && k != parquet.FixedLenByteArray {
-		onDead(newDeadLetter(source, 0, ReasonMissingField,
-			fmt.Sprintf("text column %q holds %s values, not strings; the file has columns %s", opts.TextField, k, columnNames(schema)), ""))
-		return st, nil
+		return refuse("text column %q holds %s values, not strings", opts.TextField, k)
 	}
-	id, hasID := schema.Lookup(opts.IDField)
-	if hasID && id.MaxRepetitionLevel > 0 {
-		hasID = false
+	id, hasID, problem := topColumn(schema, opts.IDField)
+	if problem != "" {
+		return refuse("ID column %q %s, not strings or integers (--id_field names the ID column)", opts.IDField, problem)
+	}
+	if hasID {
+		switch k := id.Node.Type().Kind(); k {
+		case parquet.ByteArray, parquet.FixedLenByteArray, parquet.Int32, parquet.Int64:
+		default:
+			return refuse("ID column %q holds %s values, not strings or integers (--id_field names the ID column)", opts.IDField, k)
+		}
 	}
 	for _, rg := range f.RowGroups() {
 		if err := readRowGroup(rg, source, idStem, text.ColumnIndex, id.ColumnIndex, hasID, opts, &st, onDoc, onDead); err != nil {
@@ -82,13 +98,7 @@ func readRowGroup(rg parquet.RowGroup, source, idStem string, textCol, idCol int
 		for _, row := range buf[:n] {
 			st.Lines++
 			doc, dl := parquetRow(row, source, idStem, textCol, idCol, hasID, st.Lines, opts)
-			if dl != nil {
-				st.DeadLetters++
-				onDead(*dl)
-				continue
-			}
-			st.Documents++
-			onDoc(doc)
+			st.deliver(doc, dl, onDoc, onDead)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -165,21 +175,45 @@ func parquetString(v parquet.Value) string {
 	return v.String()
 }
 
+// topColumn finds the top-level column name of schema. found is false
+// when the schema has no top-level field of that name; problem describes
+// a field of that name that is not one column of single values (a group,
+// a repeated field), which Parquet readers would otherwise pass over.
+func topColumn(schema *parquet.Schema, name string) (leaf parquet.LeafColumn, found bool, problem string) {
+	for _, f := range schema.Fields() {
+		if f.Name() != name {
+			continue
+		}
+		switch {
+		case !f.Leaf():
+			var under [][]string
+			for _, c := range schema.Columns() {
+				if c[0] == name {
+					under = append(under, c)
+				}
+			}
+			return leaf, true, "is a group (a STRUCT, LIST or MAP) of the columns " + quotePaths(under)
+		case f.Repeated():
+			return leaf, true, "is repeated (a list of values in each row)"
+		}
+		leaf, _ = schema.Lookup(name)
+		return leaf, true, ""
+	}
+	return leaf, false, ""
+}
+
 // columnNames lists a schema's leaf columns, dotted and quoted.
 func columnNames(s *parquet.Schema) string {
-	cols := s.Columns()
-	if len(cols) == 0 {
-		return "(none)"
-	}
-	names := make([]string, 0, min(len(cols), maxNamedFields+1))
+	return quotePaths(s.Columns())
+}
+
+// quotePaths lists column paths, dotted and quoted (see quoteNames).
+func quotePaths(cols [][]string) string {
+	names := make([]string, len(cols))
 	for i, c := range cols {
-		if i == maxNamedFields {
-			names = append(names, "...")
-			break
-		}
-		names = append(names, strconv.Quote(strings.Join(c, ".")))
+		names[i] = strings.Join(c, ".")
 	}
-	return strings.Join(names, ", ")
+	return quoteNames(names)
 }
 
 // readParquetFile reads in as Parquet (see ReadParquet); remote files are
@@ -211,17 +245,11 @@ func readParquetFile(ctx context.Context, fs storage.FS, in Input, opts Options,
 	if err != nil {
 		return fail(0, err)
 	}
-	noText := false
-	ps, err := ReadParquet(fh, info.Size(), in.Path, in.RelPath(), opts, onDoc, func(d schemas.DeadLetter) {
-		if d.Line == 0 {
-			noText = true // the file-level dead letter
-		}
-		onDead(d)
-	})
+	ps, err := ReadParquet(fh, info.Size(), in.Path, in.RelPath(), opts, onDoc, onDead)
 	st.Records = ps.Lines
 	st.Documents = ps.Documents
 	st.Dead = ps.DeadLetters
-	st.Failed = noText
+	st.Failed = ps.Refused
 	if err != nil {
 		return fail(ps.Lines, err)
 	}

@@ -17,6 +17,8 @@ const InputShapes = `  JSONL (*.jsonl, *.ndjson, *.json; plain, gzip or zstd), o
     paragraphs on blank lines; --id_field and --text_field name other fields
   Parquet (*.parquet) with a string column --text_field (default "text") and
     optionally an ID column --id_field (default "id"), one document per row
+  CSV (*.csv) or TSV (*.tsv, *.tab; plain, gzip or zstd) with a header naming a
+    column --text_field and optionally --id_field, one document per record
   plain text: any other file is one document, paragraphs separated by blank lines;
     its ID is its path under the input root
   a directory: every file under it (hidden files and ctxsim outputs skipped)`

@@ -1,4 +1,4 @@
-// Package ingest holds the Beam transforms that read a corpus (JSONL,
+// Package ingest holds the Beam transforms that read a corpus (JSONL, CSV,
 // Parquet or plain-text files, or directories of them, local or gs://,
 // gzipped, zstd or plain) into documents, sentences and chunks, with every
 // bad record routed to a dead-letter output.
@@ -8,9 +8,14 @@
 //	records_read      = documents_parsed + records_dead
 //	documents_parsed  = documents_ingested + documents_duplicate + documents_empty
 //
-// A record is a non-blank JSONL line, a Parquet row or a whole text file.
-// Files that fail to read to their end also produce a read_error dead
-// letter (files_failed), as does a Parquet file without the text column.
+// A record is a non-blank JSONL line, a CSV record, a Parquet row or a
+// whole text file. Files that fail to read to their end also produce a
+// read_error dead letter (files_failed), as do a Parquet or CSV file
+// without the text column and a directory entry not read (a broken
+// symbolic link, one leading outside the input). The documents of a
+// compressed file that fails its checksum are withdrawn
+// (files_corrupt, documents_withdrawn): they are counted in records_dead,
+// each with a corrupt_file dead letter.
 package ingest
 
 import (
@@ -81,7 +86,7 @@ func IngestPart(s beam.Scope, patterns []string, opts corpus.Options, part, part
 	if parts < 1 || part < 0 || part >= parts {
 		panic(fmt.Sprintf("ingest: part %d of %d", part, parts))
 	}
-	files := beam.Reshuffle(s, ExpandInputs(s, patterns))
+	files := beam.Reshuffle(s, ExpandInputs(s, patterns, opts))
 	docs, dead1 := beam.ParDo2(s, &readFileFn{Opts: opts, Part: part, Parts: parts}, files)
 
 	keyed := beam.ParDo(s, keyByDocID, docs)
@@ -97,18 +102,21 @@ func IngestPart(s beam.Scope, patterns []string, opts corpus.Options, part, part
 }
 
 // ExpandInputs lists the corpus files that patterns name, each a
-// corpus.Input with the root its document IDs are relative to.
-func ExpandInputs(s beam.Scope, patterns []string) beam.PCollection {
-	return beam.ParDo(s.Scope("ExpandInputs"), &expandFn{}, beam.CreateList(s, patterns))
+// corpus.Input with the root its document IDs are relative to (see
+// corpus.ExpandInput; opts.FollowLinks is the option it reads).
+func ExpandInputs(s beam.Scope, patterns []string, opts corpus.Options) beam.PCollection {
+	return beam.ParDo(s.Scope("ExpandInputs"), &expandFn{Opts: opts}, beam.CreateList(s, patterns))
 }
 
 // expandFn expands one pattern with corpus.ExpandInput. A pattern naming
 // no file is an error: a misspelt input must not silently produce an
 // empty result.
-type expandFn struct{}
+type expandFn struct {
+	Opts corpus.Options
+}
 
 func (f *expandFn) ProcessElement(ctx context.Context, pattern string, emit func(corpus.Input)) error {
-	ins, err := corpus.ExpandInput(ctx, pattern)
+	ins, err := corpus.ExpandInput(ctx, pattern, f.Opts)
 	if err != nil {
 		return err
 	}
@@ -125,13 +133,15 @@ type readFileFn struct {
 	// means 1.
 	Part, Parts int
 
-	files, failed, read, dead, parsed, unknown, other counter.Counter
-	prog                                              *progress.Reporter
+	files, failed, corrupt, withdrawn, read, dead, parsed, unknown, other counter.Counter
+	prog                                                                  *progress.Reporter
 }
 
 func (f *readFileFn) Setup() {
 	f.files = counter.New("ingest", "files")
 	f.failed = counter.New("ingest", "files_failed")
+	f.corrupt = counter.New("ingest", "files_corrupt")
+	f.withdrawn = counter.New("ingest", "documents_withdrawn")
 	f.read = counter.New("ingest", "records_read")
 	f.dead = counter.New("ingest", "records_dead")
 	f.parsed = counter.New("ingest", "documents_parsed")
@@ -161,6 +171,10 @@ func (f *readFileFn) ProcessElement(ctx context.Context, in corpus.Input,
 	f.files.Inc(ctx, 1)
 	if st.Failed {
 		f.failed.Inc(ctx, 1)
+	}
+	if st.Corrupt {
+		f.corrupt.Inc(ctx, 1)
+		f.withdrawn.Inc(ctx, st.Withdrawn)
 	}
 	f.read.Inc(ctx, st.Records)
 	f.parsed.Inc(ctx, st.Documents)

@@ -42,7 +42,7 @@ copied up when complete, with the index metadata written last.`
 type Config struct {
 	Input, Output, Index, TextField, IDField                                    string
 	Shards, FileShards, ChunkSize, ChunkStride, MaxParagraphBytes, MaxLineBytes int
-	StrictFields, Unigrams                                                      bool
+	StrictFields, Unigrams, FollowLinks                                         bool
 	// Parts splits the corpus by document ID into pipelines run in turn
 	// (see Run).
 	Parts int
@@ -58,10 +58,11 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.ChunkSize, "chunk_size", corpus.DefaultChunkSize, "Sentences per chunk.")
 	fs.IntVar(&c.ChunkStride, "chunk_stride", corpus.DefaultChunkStride, "Sentences between chunk starts.")
 	fs.IntVar(&c.MaxParagraphBytes, "max_paragraph_bytes", corpus.DefaultMaxParagraphBytes, "Longer paragraphs are dead-lettered.")
-	fs.IntVar(&c.MaxLineBytes, "max_line_bytes", corpus.DefaultMaxLineBytes, "Longer JSONL lines are dead-lettered.")
+	fs.IntVar(&c.MaxLineBytes, "max_line_bytes", corpus.DefaultMaxLineBytes, "Longer JSONL lines, CSV records, Parquet texts and plain-text files are dead-lettered, without being held in memory.")
 	fs.BoolVar(&c.StrictFields, "strict_fields", false, "Dead-letter JSONL records with unknown fields instead of ignoring them.")
-	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, split into paragraphs on blank lines.")
-	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID; a Parquet file without it numbers its rows.")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\"), or Parquet or CSV column, holding a document's text, split into paragraphs on blank lines.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\"), or Parquet or CSV column, holding a document's ID; a Parquet or CSV file without it numbers its rows.")
+	fs.BoolVar(&c.FollowLinks, "follow_links", false, "Read the files that symbolic links under an input directory lead to outside it (by default they are dead-lettered as link_outside_input).")
 	fs.IntVar(&c.Parts, "parts", 1, "Index the corpus in this many pipelines run in turn, each over the documents whose ID hashes to it: "+
 		"a local run's memory is about 1/parts of the corpus's. The first builds the shards, the later ones add to them; the index is the same as one pipeline's.")
 	fs.BoolVar(&c.Unigrams, "unigrams", true, "Also index stop-word-free unigrams, searched by queries with few known bigrams.")
@@ -79,7 +80,7 @@ func Run(ctx context.Context, c Config) error {
 	opts := corpus.Options{
 		ChunkSize: c.ChunkSize, ChunkStride: c.ChunkStride,
 		MaxParagraphBytes: c.MaxParagraphBytes, MaxLineBytes: c.MaxLineBytes, StrictFields: c.StrictFields,
-		TextField: c.TextField, IDField: c.IDField,
+		TextField: c.TextField, IDField: c.IDField, FollowLinks: c.FollowLinks,
 	}
 	if err := opts.Validate(); err != nil {
 		return err
@@ -128,6 +129,9 @@ func Run(ctx context.Context, c Config) error {
 	}
 	fmt.Println("counters:")
 	counters.Print(os.Stdout, "ingest", "index", "parquetio")
+	for _, w := range readWarnings(counters, c.Output) {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
 	if mostlyDead(counters) {
 		if err := printDeadLetters(ctx, stdout, c, counters); err != nil {
 			fmt.Fprintf(stdout, "warning: could not summarise the dead letters: %v\n", err)
@@ -201,8 +205,8 @@ func tables(c Config, run string, part, parts int) []table {
 
 // readOnce are the counters of reading the files, which every part counts
 // in full (each part reads every file): the job's total is part 0's.
-var readOnce = []string{"ingest/files", "ingest/files_failed", "ingest/records_read", "ingest/records_dead",
-	"ingest/documents_parsed", "ingest/unknown_fields"}
+var readOnce = []string{"ingest/files", "ingest/files_failed", "ingest/files_corrupt", "ingest/records_read",
+	"ingest/records_dead", "ingest/documents_parsed", "ingest/documents_withdrawn", "ingest/unknown_fields"}
 
 // addPart adds part's counters to the job's total. The counters of reading
 // are taken from part 0, and every later part must have read the same:
@@ -234,6 +238,25 @@ func addPart(total, got jobrun.Counters, part int) (jobrun.Counters, error) {
 		}
 	}
 	return total, nil
+}
+
+// readWarnings says which input files were not read in full: compressed
+// files that fail their checks, whose documents were withdrawn, and the
+// other files that failed.
+func readWarnings(c jobrun.Counters, output string) []string {
+	var out []string
+	failed, corrupt := c["ingest/files_failed"], c["ingest/files_corrupt"]
+	if corrupt > 0 {
+		out = append(out, fmt.Sprintf("%d of %d input files failed their gzip or zstd checks (a checksum, a format error, a truncation): "+
+			"the %s read from them were withdrawn, not indexed (dead letters corrupt_file, and read_error for each file)",
+			corrupt, c["ingest/files"], plural(c["ingest/documents_withdrawn"], "document")))
+	}
+	if other := failed - corrupt; other > 0 {
+		out = append(out, fmt.Sprintf("%d of %d input files were not read in full "+
+			"(a read error, a broken symbolic link or one leading outside the input, a table without the text column); "+
+			"their dead letters in %s say why", other, c["ingest/files"], storage.Join(output, "dead_letters")))
+	}
+	return out
 }
 
 // stdout is where Run prints the dead-letter summary (a variable for tests).

@@ -1,8 +1,11 @@
 package indexjob
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -319,4 +322,92 @@ func TestRunInPartsOnGCS(t *testing.T) {
 	a.meta.NumShards = 7
 	sameIndexed(t, a, b)
 	sameIndexed(t, c, b)
+}
+
+// TestRunInputEdgeCases indexes a directory holding a gzip file that fails
+// its checksum, a CSV file with a ragged row, a JSONL record with a lone
+// surrogate, a broken symbolic link and one leading outside the directory,
+// in one pipeline and in two parts: nothing of the corrupt file or the
+// outside file is indexed, each problem is one dead letter with its reason
+// (in either case), the console warns, and the counters reconcile.
+func TestRunInputEdgeCases(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	write := func(name string, data []byte) {
+		t.Helper()
+		p := filepath.Join(in, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.jsonl", []byte(`{"id": "g1", "text": "The first good document. It has two sentences."}`+"\n"+
+		`{"id": "g2", "text": "A lone \ud800 surrogate."}`+"\n"))
+	write("table.csv", []byte("id,text\nc1,\"A CSV document, quoted. It ends.\"\nc2,Ragged,row\nc3,Another CSV document.\n"))
+	var lines bytes.Buffer
+	for i := range 200 {
+		fmt.Fprintf(&lines, `{"id": "z%d", "text": "Corrupt file document %d. Its text may be garbled."}`+"\n", i, i)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(lines.Bytes())
+	zw.Close()
+	bad := gz.Bytes()
+	bad[len(bad)-6] ^= 0xff // the CRC-32: every line decodes intact, and fails the check
+	write("corrupt.jsonl.gz", bad)
+	outside := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(outside, []byte("A file outside the input directory.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"dangling.txt": "missing.txt", "outside.txt": outside} {
+		if err := os.Symlink(target, filepath.Join(in, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, parts := range []int{1, 2} {
+		var buf strings.Builder
+		old := stdout
+		stdout = &buf
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", parts))
+		err := Run(context.Background(), defaults(t, "--input="+in, "--output="+out, "--shards=1", "--parquet_shards=1", fmt.Sprintf("--parts=%d", parts)))
+		stdout = old
+		if err != nil {
+			t.Fatalf("parts=%d: %v", parts, err)
+		}
+		ctx := context.Background()
+		sents, err := storage.ReadTable[schemas.Sentence](ctx, filepath.Join(out, "sentences"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := map[string]bool{}
+		for _, s := range sents {
+			docs[s.DocID] = true
+		}
+		if got, want := slices.Sorted(maps.Keys(docs)), []string{"c1", "c3", "g1"}; !slices.Equal(got, want) {
+			t.Errorf("parts=%d: documents %q, want %q", parts, got, want)
+		}
+		dead, err := storage.ReadTable[schemas.DeadLetter](ctx, filepath.Join(out, "dead_letters"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons := map[string]int{}
+		for _, d := range dead {
+			reasons[d.Reason]++
+		}
+		want := map[string]int{"corrupt_file": 200, "read_error": 1, "invalid_csv": 1, "invalid_utf8": 1, "broken_link": 1, "link_outside_input": 1}
+		if !maps.Equal(reasons, want) {
+			t.Errorf("parts=%d: dead letters by reason %v, want %v", parts, reasons, want)
+		}
+		for _, w := range []string{
+			"warning: 1 of 5 input files failed their gzip or zstd checks (a checksum, a format error, a truncation): the 200 documents read from them were withdrawn",
+			"warning: 2 of 5 input files were not read in full",
+		} {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("parts=%d: the console lacks %q:\n%s", parts, w, buf.String())
+			}
+		}
+	}
 }

@@ -76,8 +76,8 @@ type Config struct {
 	// Input is the comma-separated corpus files, globs or directories;
 	// Root the versioned output's root; Model the train job's output.
 	Input, Root, Model string
-	// TextField and IDField name the JSONL fields or Parquet columns of a
-	// document's text and ID, as bin/index reads them.
+	// TextField and IDField name the JSONL fields or Parquet or CSV
+	// columns of a document's text and ID, as bin/index reads them.
 	TextField, IDField string
 	// Method is the harvest's method, sampling and seed (settings.Harvest).
 	Method settings.Harvest
@@ -99,8 +99,8 @@ type Config struct {
 // method flags after parsing.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus files, globs or directories, local or gs://, in the formats bin/index reads (required).")
-	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, as in bin/index.")
-	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID, as in bin/index.")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\"), or Parquet or CSV column, holding a document's text, as in bin/index.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\"), or Parquet or CSV column, holding a document's ID, as in bin/index.")
 	fs.StringVar(&c.Root, "root", "", "Root of the versioned output, local or gs:// (required).")
 	fs.StringVar(&c.Model, "model", "", "Model directory from the train job, local or gs:// (required).")
 	c.flags = settings.RegisterHarvest(fs)

@@ -16,7 +16,7 @@ type loadStats struct {
 }
 
 // loadDocs reads the corpus files that patterns name (files, globs or
-// directories, local or gs://; JSONL, Parquet or text; see
+// directories, local or gs://; JSONL, CSV, Parquet or text; see
 // corpus.ExpandInput and corpus.ReadInput), as the index job does, with
 // the same document IDs, and splits them into sentences. Bad
 // records are counted by reason, as the index job would dead-letter them.
@@ -48,7 +48,7 @@ func loadDocs(ctx context.Context, patterns []string, opts corpus.Options, maxDo
 		byID[d.DocID] = doc
 	}
 	for _, pattern := range patterns {
-		files, err := corpus.ExpandInput(ctx, pattern)
+		files, err := corpus.ExpandInput(ctx, pattern, opts)
 		if err != nil {
 			return nil, st, err
 		}

@@ -63,6 +63,7 @@ type Config struct {
 	Input             string  // --input
 	TextField         string  // --text_field
 	IDField           string  // --id_field
+	FollowLinks       bool    // --follow_links
 	Output            string  // --output
 	Preset            string  // --preset
 	Seed              uint64  // --seed
@@ -98,8 +99,9 @@ type Config struct {
 // setting it to the flag's default.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Input, "input", "", "Comma-separated corpus files, globs or directories, local or gs://, read as bin/index reads them (required).")
-	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\") or Parquet column holding a document's text, as in bin/index.")
-	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\") or Parquet column holding a document's ID, as in bin/index.")
+	fs.StringVar(&c.TextField, "text_field", corpus.DefaultTextField, "JSONL field (when a record has no \"paragraphs\"), or Parquet or CSV column, holding a document's text, as in bin/index.")
+	fs.StringVar(&c.IDField, "id_field", corpus.DefaultIDField, "JSONL field (when a record has no \"doc_id\"), or Parquet or CSV column, holding a document's ID, as in bin/index.")
+	fs.BoolVar(&c.FollowLinks, "follow_links", false, "Read the files that symbolic links under an input directory lead to outside it, as in bin/index.")
 	fs.StringVar(&c.Output, "output", "", "Model directory, local or gs:// (required).")
 	fs.StringVar(&c.Preset, "preset", "base", "Model size: tiny (demo and tests) or base.")
 	fs.Uint64Var(&c.Seed, "seed", 1, "Random seed: same inputs and seed give the same models.")
@@ -293,7 +295,7 @@ func (j *job) workLocally() error {
 // held-out ones; both must be non-empty. What it read starts j.res.
 func (j *job) load(ctx context.Context) (trainDocs, heldDocs []examples.Doc, err error) {
 	opts := corpus.Defaults()
-	opts.TextField, opts.IDField = j.c.TextField, j.c.IDField
+	opts.TextField, opts.IDField, opts.FollowLinks = j.c.TextField, j.c.IDField, j.c.FollowLinks
 	if err := opts.Validate(); err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxsim/ctxsim/pipelines/internal/jobrun"
 	"github.com/ctxsim/ctxsim/retrieval/corpus"
 )
 
@@ -217,6 +218,49 @@ func TestLoadDocsDirectory(t *testing.T) {
 	}
 	if st.Files != 2 || st.Dead != 1 || st.Reasons[corpus.ReasonMissingField] != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestLoadDocsCSVAndLinks: the train job reads CSV, and symbolic links
+// leading outside the input only with --follow_links, as bin/index does.
+func TestLoadDocsCSVAndLinks(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "t.csv"), []byte("id,text\nc1,\"A CSV row. Two sentences.\"\nc2,ragged,row\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(tmp, "outside.txt")
+	if err := os.WriteFile(outside, []byte("Outside the input.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(in, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, follow := range []bool{false, true} {
+		var c Config
+		if err := jobrun.ParseArgs(&c, "--input="+in, "--output=x", fmt.Sprintf("--follow_links=%v", follow)); err != nil {
+			t.Fatal(err)
+		}
+		opts := corpus.Defaults()
+		opts.FollowLinks = c.FollowLinks
+		docs, st, err := loadDocs(context.Background(), []string{in}, opts, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range docs {
+			ids = append(ids, d.ID)
+		}
+		want, outsideDead := "[c1]", int64(1)
+		if follow {
+			want, outsideDead = "[c1 link.txt]", 0
+		}
+		if fmt.Sprint(ids) != want || st.Reasons[corpus.ReasonInvalidCSV] != 1 || st.Reasons[corpus.ReasonLinkOutside] != outsideDead {
+			t.Errorf("follow_links=%v: documents %v, stats %+v; want %s", follow, ids, st, want)
+		}
 	}
 }
 
