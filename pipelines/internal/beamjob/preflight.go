@@ -26,7 +26,9 @@ const preflightTimeout = 20 * time.Second
 func preflight(ctx context.Context) error {
 	switch r := strings.ToLower(jobrun.RunnerName()); {
 	case r == "dataflow" || r == "dataflowrunner":
-		if jobrun.FlagValue("dry_run") != "true" {
+		// A dry run and a template build submit nothing: the template is
+		// written through the storage client, as every gs:// output is.
+		if jobrun.FlagValue("dry_run") != "true" && jobrun.FlagValue("template_location") == "" {
 			if err := googleCredentials(ctx); err != nil {
 				return err
 			}
